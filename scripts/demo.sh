@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The main job on embedded defaults: no API key, no server to install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/bootstrap.sh
+.venv/bin/claude-mem doctor
+.venv/bin/claude-mem status

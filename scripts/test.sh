@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole test suite, after setting up everything it needs: lint, format check, pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/bootstrap.sh
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+.venv/bin/python -m pytest "$@"

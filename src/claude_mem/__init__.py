@@ -1,0 +1,3 @@
+"""claude-mem for Python: persistent memory for AI coding agents."""
+
+__version__ = "0.1.0"

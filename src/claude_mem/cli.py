@@ -1,0 +1,58 @@
+"""The `claude-mem` command for people. Argparse only at import time: `--help` must be instant.
+
+Each command's module is imported when that command runs, so heavy libraries never slow the
+others. The hook path never imports this module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from claude_mem import __version__
+
+# command name -> (module under claude_mem.commands, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "status": ("status", "what memory holds: sessions, observations, queue"),
+    "doctor": ("doctor", "check data dir, settings, database schema and full-text search"),
+    "logs": ("logs", "show the end of today's log (-f to follow)"),
+    "settings": ("settings_cmd", "list, get or set settings"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="claude-mem",
+        description="Persistent memory for AI coding agents (claude-mem for Python).",
+    )
+    parser.add_argument("--version", action="version", version=f"claude-mem-py {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        command.set_defaults(module=module)
+        _command_module(module).add_arguments(command)
+    return parser
+
+
+def _command_module(module: str):  # type: ignore[no-untyped-def]
+    return importlib.import_module(f"claude_mem.commands.{module}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "module", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(_command_module(args.module).run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""`claude-mem doctor`: is everything in place? One line per check, exit 1 on any failure."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def checks() -> list[dict[str, str]]:
+    """Each check: name, status (ok | warn | fail) and a detail line."""
+    import os
+    import sqlite3
+
+    from claude_mem import paths, settings
+    from claude_mem.store.db import fts5_available, open_database
+    from claude_mem.store.migrations import SchemaError
+
+    found: list[dict[str, str]] = []
+
+    def add(name: str, status: str, detail: str) -> None:
+        found.append({"check": name, "status": status, "detail": detail})
+
+    directory = paths.data_dir()
+    try:
+        paths.ensure_data_dir()
+        mode = directory.stat().st_mode & 0o777
+        writable = os.access(directory, os.W_OK)
+        status = "ok" if writable and mode == paths.DIR_MODE else "warn"
+        add("data dir", status if writable else "fail", f"{directory} (mode {mode:o})")
+    except OSError as exc:
+        add("data dir", "fail", f"{directory}: {exc.strerror}")
+        return found
+
+    loaded = settings.load()
+    if loaded.problems:
+        for problem in loaded.problems:
+            add("settings", "fail", problem)
+    else:
+        add("settings", "ok", f"{paths.settings_path()} valid")
+    for key in sorted(loaded.unknown):
+        add("settings", "warn", f"{key}: unknown key (kept in the file, not used)")
+
+    add("sqlite", "ok", f"SQLite {sqlite3.sqlite_version}")
+    add(
+        "full-text search",
+        "ok" if fts5_available() else "fail",
+        "FTS5 available" if fts5_available() else "this SQLite lacks FTS5",
+    )
+    try:
+        with open_database(loaded) as db:
+            done, todo = db.schema_state()
+            detail = f"{db.path}: {len(done)} migrations, latest {done[-1] if done else '-'}"
+            add(
+                "database", "fail" if todo else "ok", detail + (f"; pending {todo}" if todo else "")
+            )
+            integrity = db.read().execute("PRAGMA quick_check").fetchone()[0]
+            add("database integrity", "ok" if integrity == "ok" else "fail", integrity)
+    except (SchemaError, sqlite3.DatabaseError, OSError) as exc:
+        add("database", "fail", str(exc))
+    return found
+
+
+def run(args: argparse.Namespace) -> int:
+    results = checks()
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+        for item in results:
+            print(f"[{marks[item['status']]}] {item['check']:<18} {item['detail']}")
+    return 1 if any(item["status"] == "fail" for item in results) else 0

@@ -1,0 +1,84 @@
+"""Where state lives: one env var relocates all of it, so tests and parallel installs never collide.
+
+Stdlib only: the hook path imports this module.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DATA_DIR_ENV = "CLAUDE_MEM_DATA_DIR"
+# Never the original project's ~/.claude-mem, so both tools can run side by side.
+DEFAULT_DATA_DIR = "~/.claude-mem-py"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def data_dir() -> Path:
+    """The data directory (not created; see ensure_data_dir)."""
+    raw = os.environ.get(DATA_DIR_ENV, "").strip() or DEFAULT_DATA_DIR
+    return Path(os.path.expanduser(raw)).absolute()
+
+
+def ensure_dir(path: Path) -> Path:
+    """Create a private directory (0700) with its parents; tighten it if it already exists."""
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        path.chmod(DIR_MODE)
+    return path
+
+
+def ensure_data_dir() -> Path:
+    return ensure_dir(data_dir())
+
+
+def db_path() -> Path:
+    return data_dir() / "claude-mem.db"
+
+
+def settings_path() -> Path:
+    return data_dir() / "settings.json"
+
+
+def logs_dir() -> Path:
+    return data_dir() / "logs"
+
+
+def backups_dir() -> Path:
+    return data_dir() / "backups"
+
+
+def state_dir() -> Path:
+    return data_dir() / "state"
+
+
+def write_private_file(path: Path, data: str | bytes) -> None:
+    """Atomically replace `path` with `data`, mode 0600: readers never see half a file.
+
+    The temporary file sits beside the target so the rename stays on one filesystem; on any
+    failure (a full disk included) the old file is left untouched and the temporary removed.
+    """
+    ensure_dir(path.parent)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def touch_private_file(path: Path) -> None:
+    """Create `path` empty, mode 0600, if missing: SQLite then gives -wal/-shm files 0600 too."""
+    ensure_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+    os.close(fd)
+    if path.stat().st_mode & 0o077:
+        path.chmod(FILE_MODE)

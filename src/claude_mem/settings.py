@@ -1,0 +1,370 @@
+"""Settings: typed defaults in one table, `settings.json` on top, environment on top of that.
+
+The file holds flat `CLAUDE_MEM_*` keys. Values may be JSON natives or strings (the original
+project writes everything as strings), so both parse. A bad value never stops a hook: it falls
+back to its default and is reported as a problem; `claude-mem doctor` shows problems and keys we
+do not know (those are kept in the file untouched). Stdlib only: the hook path imports this.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from claude_mem import paths
+
+Value = str | int | bool
+
+
+class SettingsError(ValueError):
+    """A value that cannot be accepted; the message names the key and what is allowed."""
+
+
+class Spec:
+    """One setting: its key, default, type and the values it allows."""
+
+    __slots__ = ("choices", "default", "doc", "key", "kind", "maximum", "minimum", "secret")
+
+    def __init__(
+        self,
+        key: str,
+        default: Value,
+        doc: str,
+        *,
+        kind: str | None = None,
+        choices: tuple[str, ...] = (),
+        minimum: int | None = None,
+        maximum: int | None = None,
+        secret: bool = False,
+    ) -> None:
+        self.key = key
+        self.default = default
+        self.doc = doc
+        self.kind = kind or ("choice" if choices else type(default).__name__)
+        self.choices = choices
+        self.minimum = minimum
+        self.maximum = maximum
+        self.secret = secret
+
+    def allowed(self) -> str:
+        """Human description of the accepted values, used in every error message."""
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "int":
+            return f"a whole number from {self.minimum} to {self.maximum}"
+        if self.kind == "csv":
+            return "a comma-separated list"
+        return "text"
+
+    def parse(self, raw: object) -> Value:
+        """Coerce a file or env value to this setting's type, or raise SettingsError."""
+        problem = f"{self.key}: {raw!r} is not allowed; expected {self.allowed()}"
+        if self.kind == "bool":
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in ("true", "1", "yes", "on"):
+                return True
+            if text in ("false", "0", "no", "off"):
+                return False
+            raise SettingsError(problem)
+        if self.kind == "int":
+            if isinstance(raw, bool):
+                raise SettingsError(problem)
+            try:
+                number = int(str(raw).strip()) if not isinstance(raw, int) else raw
+            except ValueError:
+                raise SettingsError(problem) from None
+            lo = self.minimum if self.minimum is not None else number
+            hi = self.maximum if self.maximum is not None else number
+            if not lo <= number <= hi:
+                raise SettingsError(problem)
+            return number
+        if not isinstance(raw, str | int | float) or isinstance(raw, bool):
+            raise SettingsError(problem)
+        text = str(raw).strip()
+        if self.kind == "choice":
+            for choice in self.choices:
+                if text.lower() == choice.lower():
+                    return choice
+            raise SettingsError(problem)
+        if self.kind == "csv":
+            return ",".join(item.strip() for item in text.split(",") if item.strip())
+        return text
+
+
+def _default_port() -> int:
+    # Per-user so several accounts on one machine don't collide; 38700+ stays clear of the
+    # original claude-mem's 37700 + uid % 100.
+    uid = os.getuid() if hasattr(os, "getuid") else 77
+    return 38700 + uid % 100
+
+
+_SPECS: tuple[Spec, ...] = (
+    # Worker
+    Spec(
+        "CLAUDE_MEM_WORKER_PORT",
+        _default_port(),
+        "Worker HTTP port (loopback only).",
+        minimum=1024,
+        maximum=65535,
+    ),
+    Spec(
+        "CLAUDE_MEM_WORKER_HOST",
+        "127.0.0.1",
+        "Loopback address the worker binds.",
+        choices=("127.0.0.1", "localhost", "::1"),
+    ),
+    # Compression pipeline
+    Spec(
+        "CLAUDE_MEM_PROVIDER",
+        "local",
+        "Compressor: 'local' works offline with no model.",
+        choices=("local", "anthropic", "openai-compatible", "gemini", "claude-agent-sdk"),
+    ),
+    Spec(
+        "CLAUDE_MEM_FALLBACK_PROVIDERS",
+        "local",
+        "Providers tried in order when the main one cannot process a batch.",
+        kind="csv",
+    ),
+    Spec("CLAUDE_MEM_MODEL", "", "Model id for the LLM provider; empty = provider default."),
+    Spec("CLAUDE_MEM_ANTHROPIC_API_KEY", "", "Anthropic API key.", secret=True),
+    Spec("CLAUDE_MEM_OPENAI_API_KEY", "", "Key for the OpenAI-compatible provider.", secret=True),
+    Spec("CLAUDE_MEM_OPENAI_BASE_URL", "", "Base URL of the OpenAI-compatible API."),
+    Spec("CLAUDE_MEM_GEMINI_API_KEY", "", "Gemini API key.", secret=True),
+    Spec(
+        "CLAUDE_MEM_DAILY_TOKEN_BUDGET",
+        500_000,
+        "LLM tokens per day before falling back to 'local' (0 = never call an LLM).",
+        minimum=0,
+        maximum=10**10,
+    ),
+    Spec(
+        "CLAUDE_MEM_SESSION_TOKEN_BUDGET",
+        100_000,
+        "LLM tokens per agent session before falling back to 'local'.",
+        minimum=0,
+        maximum=10**10,
+    ),
+    # Capture
+    Spec(
+        "CLAUDE_MEM_EXCLUDED_PROJECTS",
+        "",
+        "Comma-separated globs (*, **, ?, ~) of folders never captured nor injected.",
+        kind="csv",
+    ),
+    Spec(
+        "CLAUDE_MEM_SKIP_TOOLS",
+        "ListMcpResourcesTool,SlashCommand,Skill,TodoWrite,AskUserQuestion",
+        "Tool names never observed.",
+        kind="csv",
+    ),
+    Spec(
+        "CLAUDE_MEM_REDACT_SECRETS",
+        True,
+        "Redact API keys, tokens and passwords before storing.",
+    ),
+    Spec(
+        "CLAUDE_MEM_HOOK_FAIL_LOUD_THRESHOLD",
+        3,
+        "Consecutive failed hooks before the agent is told capture is broken.",
+        minimum=1,
+        maximum=1000,
+    ),
+    Spec(
+        "CLAUDE_MEM_HOOK_TIMEOUT_MS",
+        2000,
+        "How long a hook waits for the worker.",
+        minimum=100,
+        maximum=300_000,
+    ),
+    # Context injection
+    Spec(
+        "CLAUDE_MEM_CONTEXT_OBSERVATIONS",
+        50,
+        "Observations in the session-start index.",
+        minimum=0,
+        maximum=200,
+    ),
+    Spec(
+        "CLAUDE_MEM_CONTEXT_FULL_COUNT",
+        3,
+        "Most recent observations shown in full.",
+        minimum=0,
+        maximum=20,
+    ),
+    Spec(
+        "CLAUDE_MEM_CONTEXT_FULL_FIELD",
+        "narrative",
+        "Field shown for full observations.",
+        choices=("narrative", "facts"),
+    ),
+    Spec("CLAUDE_MEM_CONTEXT_SESSION_COUNT", 3, "Session summaries shown.", minimum=0, maximum=50),
+    Spec(
+        "CLAUDE_MEM_CONTEXT_TOKEN_BUDGET",
+        2000,
+        "Hard cap on injected context size, in tokens.",
+        minimum=100,
+        maximum=100_000,
+    ),
+    Spec("CLAUDE_MEM_CONTEXT_SHOW_LAST_SUMMARY", True, "Append the latest summary's fields."),
+    Spec("CLAUDE_MEM_CONTEXT_SHOW_SAVINGS", True, "Show the token economics line."),
+    Spec("CLAUDE_MEM_CONTEXT_SHOW_TERMINAL_OUTPUT", True, "Show the context to the user too."),
+    Spec("CLAUDE_MEM_WELCOME_HINT_ENABLED", True, "Short welcome line for an empty project."),
+    Spec("CLAUDE_MEM_SEMANTIC_INJECT", False, "Inject related memories on every prompt."),
+    Spec(
+        "CLAUDE_MEM_SEMANTIC_INJECT_LIMIT",
+        5,
+        "Memories injected per prompt.",
+        minimum=1,
+        maximum=20,
+    ),
+    # Search
+    Spec(
+        "CLAUDE_MEM_EMBEDDING_MODEL",
+        "minilm-l6-int8",
+        "Local embedding model; 'none' turns vectors off.",
+        choices=("minilm-l6-int8", "none"),
+    ),
+    # Logging
+    Spec(
+        "CLAUDE_MEM_LOG_LEVEL",
+        "INFO",
+        "Log threshold.",
+        choices=("DEBUG", "INFO", "WARN", "ERROR", "SILENT"),
+    ),
+    Spec("CLAUDE_MEM_LOG_RETENTION_DAYS", 14, "Daily log files kept.", minimum=1, maximum=3650),
+)
+
+SPECS: dict[str, Spec] = {spec.key: spec for spec in _SPECS}
+# Env-only: it decides where settings.json lives, so it cannot live inside it.
+ENV_ONLY = (paths.DATA_DIR_ENV,)
+
+
+class Settings(Mapping[str, Value]):
+    """Resolved settings: every known key has a typed value; problems and unknown keys are kept."""
+
+    def __init__(
+        self,
+        values: dict[str, Value],
+        *,
+        sources: dict[str, str],
+        unknown: dict[str, object],
+        problems: list[str],
+    ) -> None:
+        self._values = values
+        self.sources = sources
+        self.unknown = unknown
+        self.problems = problems
+
+    def __getitem__(self, key: str) -> Value:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def get_int(self, key: str) -> int:
+        value = self._values[key]
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{key} is not a number setting")
+        return value
+
+    def get_bool(self, key: str) -> bool:
+        value = self._values[key]
+        if not isinstance(value, bool):
+            raise TypeError(f"{key} is not a true/false setting")
+        return value
+
+    def get_str(self, key: str) -> str:
+        return str(self._values[key])
+
+    def get_list(self, key: str) -> list[str]:
+        """A csv setting as a list of its non-empty items."""
+        return [item for item in str(self._values[key]).split(",") if item]
+
+    def public(self) -> dict[str, Value]:
+        """Values safe to show: secrets masked."""
+        return {
+            key: ("********" if SPECS[key].secret and value else value)
+            for key, value in self._values.items()
+        }
+
+
+def read_file(path: Path | None = None) -> dict[str, object]:
+    """The raw settings file as a dict; missing → {}; not a JSON object → SettingsError."""
+    path = path or paths.settings_path()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SettingsError(f"{path}: not valid JSON ({exc})") from None
+    if isinstance(data, dict) and isinstance(data.get("env"), dict) and len(data) == 1:
+        data = data["env"]  # the original project's old nested shape
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}: must hold a JSON object of CLAUDE_MEM_* keys")
+    return data
+
+
+def load(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """Defaults ← file ← environment. Never raises: bad values fall back and become problems."""
+    environ = os.environ if environ is None else environ
+    problems: list[str] = []
+    try:
+        file_values = read_file(path)
+    except SettingsError as exc:
+        problems.append(str(exc))
+        file_values = {}
+    values: dict[str, Value] = {}
+    sources: dict[str, str] = {}
+    for key, spec in SPECS.items():
+        values[key], sources[key] = spec.default, "default"
+        for source, raw in (("file", file_values.get(key)), ("env", environ.get(key))):
+            if raw is None:
+                continue
+            try:
+                values[key], sources[key] = spec.parse(raw), source
+            except SettingsError as exc:
+                problems.append(f"{exc} (from {source}; using {values[key]!r})")
+    unknown = {k: v for k, v in file_values.items() if k not in SPECS}
+    return Settings(values, sources=sources, unknown=unknown, problems=problems)
+
+
+def save(changes: Mapping[str, object], path: Path | None = None) -> dict[str, Value]:
+    """Validate `changes` and write them into the file atomically, keeping every other key.
+
+    All-or-nothing: one invalid value raises SettingsError and nothing is written.
+    """
+    path = path or paths.settings_path()
+    parsed: dict[str, Value] = {}
+    for key, raw in changes.items():
+        spec = SPECS.get(key)
+        if spec is None:
+            known = ", ".join(sorted(SPECS))
+            raise SettingsError(f"{key}: unknown setting; known settings are {known}")
+        parsed[key] = spec.parse(raw)
+    current = read_file(path)
+    current.update(parsed)
+    paths.write_private_file(path, json.dumps(current, indent=2, sort_keys=True) + "\n")
+    return parsed
+
+
+def ensure_file(path: Path | None = None) -> Path:
+    """Create settings.json with every default (so users can see what to change) if missing."""
+    path = path or paths.settings_path()
+    if not path.exists():
+        defaults = {key: spec.default for key, spec in SPECS.items()}
+        paths.write_private_file(path, json.dumps(defaults, indent=2, sort_keys=True) + "\n")
+    return path

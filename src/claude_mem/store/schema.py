@@ -1,0 +1,168 @@
+"""DDL of each migration. Timestamps are epoch milliseconds; list fields are JSON arrays."""
+
+SESSIONS_AND_PROMPTS = """
+CREATE TABLE sessions (
+    id INTEGER PRIMARY KEY,
+    platform TEXT NOT NULL,
+    host_session_id TEXT NOT NULL,
+    project TEXT NOT NULL,
+    cwd TEXT,
+    status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'completed', 'failed')),
+    first_prompt TEXT,
+    prompt_count INTEGER NOT NULL DEFAULT 0,
+    started_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    ended_at INTEGER,
+    end_reason TEXT,
+    UNIQUE (platform, host_session_id)
+);
+CREATE INDEX idx_sessions_project ON sessions (project, started_at DESC);
+CREATE INDEX idx_sessions_started ON sessions (started_at DESC);
+
+CREATE TABLE user_prompts (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    prompt_number INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    is_private INTEGER NOT NULL DEFAULT 0 CHECK (is_private IN (0, 1)),
+    created_at INTEGER NOT NULL,
+    UNIQUE (session_id, prompt_number)
+);
+CREATE INDEX idx_prompts_created ON user_prompts (created_at DESC);
+"""
+
+OBSERVATIONS_AND_SUMMARIES = """
+CREATE TABLE observations (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    project TEXT NOT NULL,
+    type TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    subtitle TEXT NOT NULL DEFAULT '',
+    narrative TEXT NOT NULL DEFAULT '',
+    facts TEXT NOT NULL DEFAULT '[]',
+    concepts TEXT NOT NULL DEFAULT '[]',
+    files_read TEXT NOT NULL DEFAULT '[]',
+    files_modified TEXT NOT NULL DEFAULT '[]',
+    prompt_number INTEGER,
+    discovery_tokens INTEGER NOT NULL DEFAULT 0,
+    content_hash TEXT NOT NULL,
+    agent_type TEXT,
+    agent_id TEXT,
+    generated_by TEXT,
+    created_at INTEGER NOT NULL,
+    UNIQUE (session_id, content_hash)
+);
+CREATE INDEX idx_observations_project ON observations (project, created_at DESC);
+CREATE INDEX idx_observations_created ON observations (created_at DESC);
+CREATE INDEX idx_observations_type ON observations (type);
+
+CREATE TABLE session_summaries (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    project TEXT NOT NULL,
+    request TEXT NOT NULL DEFAULT '',
+    investigated TEXT NOT NULL DEFAULT '',
+    learned TEXT NOT NULL DEFAULT '',
+    completed TEXT NOT NULL DEFAULT '',
+    next_steps TEXT NOT NULL DEFAULT '',
+    notes TEXT NOT NULL DEFAULT '',
+    prompt_number INTEGER,
+    discovery_tokens INTEGER NOT NULL DEFAULT 0,
+    generated_by TEXT,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX idx_summaries_project ON session_summaries (project, created_at DESC);
+CREATE INDEX idx_summaries_session ON session_summaries (session_id);
+"""
+
+# External-content FTS5 tables kept in step by triggers; 'rebuild' indexes rows that existed
+# before this migration ran (an upgrade from an earlier schema).
+_FTS_TEMPLATE = """
+CREATE VIRTUAL TABLE {table}_fts USING fts5 (
+    {columns},
+    content = '{table}',
+    content_rowid = 'id',
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN
+    INSERT INTO {table}_fts (rowid, {columns}) VALUES (new.id, {new});
+END;
+CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN
+    INSERT INTO {table}_fts ({table}_fts, rowid, {columns}) VALUES ('delete', old.id, {old});
+END;
+CREATE TRIGGER {table}_au AFTER UPDATE ON {table} BEGIN
+    INSERT INTO {table}_fts ({table}_fts, rowid, {columns}) VALUES ('delete', old.id, {old});
+    INSERT INTO {table}_fts (rowid, {columns}) VALUES (new.id, {new});
+END;
+INSERT INTO {table}_fts ({table}_fts) VALUES ('rebuild');
+"""
+
+FTS_COLUMNS = {
+    "observations": (
+        "title",
+        "subtitle",
+        "narrative",
+        "facts",
+        "concepts",
+        "files_read",
+        "files_modified",
+    ),
+    "session_summaries": (
+        "request",
+        "investigated",
+        "learned",
+        "completed",
+        "next_steps",
+        "notes",
+    ),
+    "user_prompts": ("text",),
+}
+
+
+def _fts(table: str, columns: tuple[str, ...]) -> str:
+    return _FTS_TEMPLATE.format(
+        table=table,
+        columns=", ".join(columns),
+        new=", ".join(f"new.{c}" for c in columns),
+        old=", ".join(f"old.{c}" for c in columns),
+    )
+
+
+FULLTEXT = "".join(_fts(table, columns) for table, columns in FTS_COLUMNS.items())
+
+TOOL_USES_AND_QUEUE = """
+CREATE TABLE tool_uses (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    tool_use_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    tool_input TEXT NOT NULL DEFAULT 'null',
+    tool_response TEXT NOT NULL DEFAULT 'null',
+    cwd TEXT,
+    prompt_number INTEGER,
+    agent_type TEXT,
+    agent_id TEXT,
+    observation_id INTEGER REFERENCES observations (id) ON DELETE SET NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (session_id, tool_use_id)
+);
+CREATE INDEX idx_tool_uses_created ON tool_uses (created_at DESC);
+
+CREATE TABLE queue (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL CHECK (kind IN ('observation', 'summary')),
+    dedup_key TEXT,
+    payload TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'processing', 'dead')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    available_at INTEGER NOT NULL,
+    claimed_at INTEGER,
+    created_at INTEGER NOT NULL,
+    UNIQUE (session_id, kind, dedup_key)
+);
+CREATE INDEX idx_queue_ready ON queue (status, available_at, id);
+CREATE INDEX idx_queue_session ON queue (session_id, status);
+"""

@@ -1,0 +1,164 @@
+"""Agent sessions and their numbered user prompts."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from claude_mem.privacy import is_fully_private
+from claude_mem.store.rows import clean, newest_first, now_ms, row_dict, row_dicts
+
+# Stored prompts are capped: the prompt is a search key and a context line, not an archive.
+MAX_PROMPT_CHARS = 16_000
+PLACEHOLDER_PROJECTS = ("", "unknown-project")
+
+
+@dataclass(frozen=True, slots=True)
+class PromptResult:
+    session_id: int
+    prompt_number: int
+    prompt_id: int
+    private: bool
+
+
+def ensure_session(
+    conn: sqlite3.Connection,
+    *,
+    platform: str,
+    host_session_id: str,
+    project: str,
+    cwd: str | None = None,
+    now: int | None = None,
+) -> int:
+    """The id of the session for (platform, host id), created on first sight (idempotent).
+
+    A later call may fill in a project the first one didn't know, but never renames one.
+    """
+    now = now or now_ms()
+    row = conn.execute(
+        """
+        INSERT INTO sessions (platform, host_session_id, project, cwd, started_at, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (platform, host_session_id) DO UPDATE SET
+            updated_at = excluded.updated_at,
+            project = CASE WHEN sessions.project IN (?, ?) THEN excluded.project
+                           ELSE sessions.project END,
+            cwd = COALESCE(sessions.cwd, excluded.cwd)
+        RETURNING id
+        """,
+        (platform, host_session_id, project, cwd, now, now, *PLACEHOLDER_PROJECTS),
+    ).fetchone()
+    return int(row[0])
+
+
+def find_session(conn: sqlite3.Connection, platform: str, host_session_id: str) -> int | None:
+    row = conn.execute(
+        "SELECT id FROM sessions WHERE platform = ? AND host_session_id = ?",
+        (platform, host_session_id),
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def add_prompt(
+    conn: sqlite3.Connection,
+    session_id: int,
+    text: str,
+    *,
+    redact: bool = True,
+    now: int | None = None,
+) -> PromptResult:
+    """Record the next prompt of a session.
+
+    A prompt that was entirely private still takes its number (so later events of that turn
+    can be recognised as private) but its text is never stored, not even as the session's
+    first prompt.
+    """
+    now = now or now_ms()
+    private = is_fully_private(text)
+    stored = "" if private else clean(text, redact)[:MAX_PROMPT_CHARS]
+    number = conn.execute(
+        "SELECT COALESCE(MAX(prompt_number), 0) + 1 FROM user_prompts WHERE session_id = ?",
+        (session_id,),
+    ).fetchone()[0]
+    prompt_id = conn.execute(
+        """INSERT INTO user_prompts (session_id, prompt_number, text, is_private, created_at)
+           VALUES (?, ?, ?, ?, ?) RETURNING id""",
+        (session_id, number, stored, int(private), now),
+    ).fetchone()[0]
+    conn.execute(
+        """UPDATE sessions SET prompt_count = ?, updated_at = ?,
+               first_prompt = COALESCE(first_prompt, NULLIF(?, ''))
+           WHERE id = ?""",
+        (number, now, stored, session_id),
+    )
+    return PromptResult(session_id, int(number), int(prompt_id), private)
+
+
+def prompt_is_private(conn: sqlite3.Connection, session_id: int, prompt_number: int) -> bool:
+    row = conn.execute(
+        "SELECT is_private FROM user_prompts WHERE session_id = ? AND prompt_number = ?",
+        (session_id, prompt_number),
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def last_prompt(conn: sqlite3.Connection, session_id: int) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT * FROM user_prompts WHERE session_id = ? ORDER BY prompt_number DESC LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    return row_dict(row)
+
+
+def complete_session(
+    conn: sqlite3.Connection,
+    session_id: int,
+    *,
+    reason: str = "",
+    status: str = "completed",
+    now: int | None = None,
+) -> bool:
+    now = now or now_ms()
+    cursor = conn.execute(
+        """UPDATE sessions SET status = ?, ended_at = ?, updated_at = ?, end_reason = ?
+           WHERE id = ?""",
+        (status, now, now, clean(reason, True)[:200], session_id),
+    )
+    return cursor.rowcount > 0
+
+
+def get_session(conn: sqlite3.Connection, session_id: int) -> dict[str, Any] | None:
+    return row_dict(conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone())
+
+
+def list_sessions(
+    conn: sqlite3.Connection,
+    *,
+    projects: tuple[str, ...] = (),
+    limit: int = 20,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    return newest_first(
+        conn, "sessions", projects=projects, limit=limit, offset=offset, time_column="started_at"
+    )
+
+
+def list_prompts(
+    conn: sqlite3.Connection,
+    *,
+    session_id: int | None = None,
+    limit: int = 20,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    where, params = ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
+    rows = conn.execute(
+        f"SELECT * FROM user_prompts {where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+        (*params, limit, offset),
+    )
+    return row_dicts(rows)
+
+
+def delete_session(conn: sqlite3.Connection, session_id: int) -> bool:
+    """Delete a session; its prompts, observations, summaries, tool uses and queue rows follow."""
+    return conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0

@@ -1,0 +1,19 @@
+"""Shared fixtures: every test gets its own data directory and a clean environment."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point all state at a fresh folder and drop any CLAUDE_MEM_* the developer has set."""
+    for key in list(os.environ):
+        if key.startswith("CLAUDE_MEM_"):
+            monkeypatch.delenv(key)
+    path = tmp_path / "data"
+    monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(path))
+    return path

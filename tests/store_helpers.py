@@ -1,0 +1,22 @@
+"""Builders shared by the store tests."""
+
+from __future__ import annotations
+
+from claude_mem.store import Database
+from claude_mem.store.observations import NewObservation, insert_observation
+from claude_mem.store.sessions import ensure_session
+
+
+def session(
+    db: Database, host_id: str = "s-1", project: str = "proj", platform: str = "claude-code"
+) -> int:
+    with db.write() as conn:
+        return ensure_session(conn, platform=platform, host_session_id=host_id, project=project)
+
+
+def observation(db: Database, session_id: int, **fields: object) -> int:
+    values: dict[str, object] = {"project": "proj", "type": "discovery", "title": "t"}
+    values.update(fields)
+    with db.write() as conn:
+        obs_id, _ = insert_observation(conn, NewObservation(session_id=session_id, **values))  # type: ignore[arg-type]
+    return obs_id

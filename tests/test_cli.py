@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from claude_mem import cli, log, paths, settings
+
+BIN = Path(sys.executable).with_name("claude-mem")
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=60,
+        check=False,
+    )
+
+
+def test_help_lists_commands() -> None:
+    out = run("--help")
+    assert out.returncode == 0
+    for command in cli.COMMANDS:
+        assert command in out.stdout
+
+
+def test_help_imports_no_heavy_library() -> None:
+    code = (
+        "import sys; from claude_mem import cli; cli.build_parser();"
+        "heavy=[m for m in sys.modules if m.split('.')[0] in ('rich','sqlite3','hypothesis')];"
+        "print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_version() -> None:
+    out = run("--version")
+    assert out.returncode == 0
+    assert out.stdout.startswith("claude-mem-py ")
+
+
+def test_doctor_on_fresh_data_dir(data_dir: Path) -> None:
+    out = run("doctor", "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    checks = {item["check"]: item for item in json.loads(out.stdout)}
+    assert checks["full-text search"]["status"] == "ok"
+    assert checks["database"]["status"] == "ok"
+    assert "0004_tool_uses_and_queue" in checks["database"]["detail"]
+    assert str(data_dir) in checks["data dir"]["detail"]
+
+
+def test_doctor_reports_bad_settings_and_unknown_keys(data_dir: Path) -> None:
+    paths.ensure_data_dir()
+    paths.settings_path().write_text(
+        json.dumps({"CLAUDE_MEM_PROVIDER": "nope", "CLAUDE_MEM_SOMETHING_NEW": 1})
+    )
+    out = run("doctor")
+    assert out.returncode == 1
+    assert "CLAUDE_MEM_PROVIDER: 'nope' is not allowed" in out.stdout
+    assert "[warn] settings" in out.stdout
+    assert "CLAUDE_MEM_SOMETHING_NEW: unknown key" in out.stdout
+
+
+def test_doctor_fails_on_database_from_newer_version(data_dir: Path) -> None:
+    from claude_mem.store import Database
+    from claude_mem.store.db import connect
+
+    Database().close()
+    conn = connect(paths.db_path())
+    conn.execute("INSERT INTO schema_migrations VALUES ('9999_new', 1)")
+    conn.close()
+    out = run("doctor")
+    assert out.returncode == 1
+    assert "newer claude-mem" in out.stdout
+
+
+def test_status_counts(data_dir: Path) -> None:
+    from claude_mem.store import Database
+    from tests.store_helpers import observation, session
+
+    with Database() as db:
+        observation(db, session(db, project="alpha"))
+    out = run("status", "--json")
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert info["counts"]["observations"] == 1
+    assert info["projects"] == ["alpha"]
+    text = run("status").stdout
+    assert "1 sessions" in text
+    assert "alpha" in text
+
+
+def test_logs_tails_todays_file(data_dir: Path) -> None:
+    assert "no log yet" in run("logs").stderr
+    for i in range(5):
+        log.info("test", f"event {i}")
+    out = run("logs", "-n", "2")
+    assert out.returncode == 0
+    assert [line.split("] ")[1] for line in out.stdout.splitlines()] == ["event 3", "event 4"]
+
+
+def test_logs_follow_prints_new_lines(data_dir: Path) -> None:
+    log.info("test", "before")
+    proc = subprocess.Popen(
+        [str(BIN), "logs", "-f", "-n", "1"], stdout=subprocess.PIPE, text=True, env=os.environ
+    )
+    try:
+        assert proc.stdout is not None
+        assert "before" in proc.stdout.readline()
+        time.sleep(0.2)
+        log.info("test", "after")
+        assert "after" in proc.stdout.readline()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def test_settings_set_get_and_validation(data_dir: Path) -> None:
+    out = run("settings", "set", "CLAUDE_MEM_CONTEXT_OBSERVATIONS", "30")
+    assert out.returncode == 0
+    assert run("settings", "get", "CLAUDE_MEM_CONTEXT_OBSERVATIONS").stdout.strip() == "30"
+    bad = run("settings", "set", "CLAUDE_MEM_CONTEXT_OBSERVATIONS", "1000")
+    assert bad.returncode == 2
+    assert "expected a whole number from 0 to 200" in bad.stderr
+    assert settings.load()["CLAUDE_MEM_CONTEXT_OBSERVATIONS"] == 30
+    assert run("settings", "get", "NOPE").returncode == 2
+    listing = run("settings", "list").stdout
+    assert "CLAUDE_MEM_CONTEXT_OBSERVATIONS=30  (file)" in listing
+
+
+def test_settings_list_masks_secrets(data_dir: Path) -> None:
+    out = run("settings", "list", env={"CLAUDE_MEM_OPENAI_API_KEY": "sk-live-123"})
+    assert "sk-live-123" not in out.stdout
+    assert "CLAUDE_MEM_OPENAI_API_KEY=********  (env)" in out.stdout
+
+
+@pytest.mark.parametrize("argv", [["--help"], []])
+def test_main_in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    if argv:
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(argv)
+        assert exit_info.value.code == 0
+    else:
+        assert cli.main(argv) == 0
+    assert "COMMAND" in capsys.readouterr().out

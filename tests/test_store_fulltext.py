@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from claude_mem.store import Database
+from claude_mem.store.fulltext import match_expression, search_observations
+from tests.store_helpers import observation, session
+
+
+@pytest.fixture
+def db(data_dir: Path) -> Database:
+    database = Database()
+    sid = session(database)
+    observation(database, sid, title="Fixed path bug in src/a-b/c.py", project="p1")
+    observation(database, sid, title="Call foo.bar() before init", project="p1")
+    observation(database, sid, title="Renamed scheduler AND queue", narrative="NEAR miss")
+    observation(database, sid, title="Résumé parsing handles accents", project="p2")
+    return database
+
+
+@pytest.mark.parametrize(
+    ("query", "title_part"),
+    [
+        ("src/a-b/c.py", "src/a-b/c.py"),
+        ("foo.bar()", "foo.bar()"),
+        ("AND", "AND queue"),
+        ("NEAR", "AND queue"),
+        ('"scheduler', "AND queue"),
+        ("resume", "Résumé"),
+        ("path bug", "path bug"),
+    ],
+)
+def test_user_text_is_searched_literally(db: Database, query: str, title_part: str) -> None:
+    hits = search_observations(db.read(), query)
+    assert hits
+    assert title_part in hits[0]["title"]
+
+
+@pytest.mark.parametrize("query", ["", "   ", "***", "()", '"', "-", "\x00", "NOT"])
+def test_queries_without_words_or_unmatched_return_empty(db: Database, query: str) -> None:
+    assert search_observations(db.read(), query) == []
+
+
+def test_all_tokens_required_and_project_filter(db: Database) -> None:
+    assert search_observations(db.read(), "path zebra") == []
+    assert len(search_observations(db.read(), "parsing", projects=("p2",))) == 1
+    assert search_observations(db.read(), "parsing", projects=("p1",)) == []
+
+
+def test_match_expression_quotes_every_token() -> None:
+    assert match_expression('say "hi" now') == '"say" """hi""" "now"'
+    assert match_expression("a* OR b") == '"a*" "OR" "b"'
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.text(max_size=200))
+def test_any_unicode_query_never_errors(db: Database, query: str) -> None:
+    results = search_observations(db.read(), query)
+    assert isinstance(results, list)

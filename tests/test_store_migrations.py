@@ -1,0 +1,173 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from claude_mem import paths
+from claude_mem.store import Database, SchemaError
+from claude_mem.store.db import connect
+from claude_mem.store.migrations import MIGRATIONS, Migration, applied, migrate, statements
+from claude_mem.store.schema import FTS_COLUMNS
+
+NAMES = [m.name for m in MIGRATIONS]
+
+# Rows valid at the schema that exists right after the named migration.
+SEED_AFTER = {
+    "0001_sessions_and_prompts": [
+        "INSERT INTO sessions (id, platform, host_session_id, project, started_at, updated_at)"
+        " VALUES (1, 'claude-code', 'host-1', 'proj', 1000, 1000)",
+        "INSERT INTO user_prompts (session_id, prompt_number, text, created_at)"
+        " VALUES (1, 1, 'find the flaky scheduler test', 1001)",
+    ],
+    "0002_observations_and_summaries": [
+        "INSERT INTO observations (id, session_id, project, type, title, narrative, content_hash,"
+        " created_at) VALUES (1, 1, 'proj', 'bugfix', 'Fixed scheduler race', 'lock added',"
+        " 'h1', 1002)",
+        "INSERT INTO session_summaries (session_id, project, request, learned, created_at)"
+        " VALUES (1, 'proj', 'fix scheduler', 'lock ordering matters', 1003)",
+    ],
+    "0003_fulltext": [],
+    "0004_tool_uses_and_queue": [
+        "INSERT INTO tool_uses (session_id, tool_use_id, tool_name, created_at)"
+        " VALUES (1, 'tu-1', 'Read', 1004)",
+        "INSERT INTO queue (session_id, kind, dedup_key, payload, available_at, created_at)"
+        " VALUES (1, 'observation', 'tu-1', '{}', 1004, 1004)",
+    ],
+}
+
+
+def schema_of(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    rows = conn.execute(
+        "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
+    )
+    return [(r[0], r[1], r[2] or "") for r in rows]
+
+
+def test_every_migration_has_seed_data_defined() -> None:
+    assert list(SEED_AFTER) == NAMES
+
+
+def test_fresh_database_has_all_tables_triggers_and_fts(data_dir: Path) -> None:
+    with Database() as db:
+        conn = db.read()
+        assert applied(conn) == NAMES
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        for table in (
+            "sessions",
+            "user_prompts",
+            "observations",
+            "session_summaries",
+            "tool_uses",
+            "queue",
+        ):
+            assert table in names
+        for table in FTS_COLUMNS:
+            assert f"{table}_fts" in names
+            for suffix in ("ai", "ad", "au"):
+                assert f"{table}_{suffix}" in names
+        fks = conn.execute("PRAGMA foreign_key_list(observations)").fetchall()
+        assert [(fk["table"], fk["on_delete"]) for fk in fks] == [("sessions", "CASCADE")]
+        columns = [r["name"] for r in conn.execute("PRAGMA table_info(observations)")]
+        for column in (
+            "type", "title", "subtitle", "narrative", "facts", "concepts", "files_read",
+            "files_modified", "prompt_number", "discovery_tokens", "content_hash", "agent_type",
+            "agent_id", "created_at",
+        ):  # fmt: skip
+            assert column in columns
+
+
+def test_reopening_applies_nothing(data_dir: Path) -> None:
+    Database().close()
+    with Database() as db:
+        assert db.migrated == []
+        assert db.schema_state() == (NAMES, [])
+    assert not paths.backups_dir().exists()
+
+
+@pytest.mark.parametrize("stop_index", range(1, len(NAMES)))
+def test_upgrade_from_every_earlier_schema_keeps_data(data_dir: Path, stop_index: int) -> None:
+    path = data_dir / "claude-mem.db"
+    paths.ensure_data_dir()
+    conn = connect(path)
+    migrate(conn, stop_before=NAMES[stop_index])
+    assert applied(conn) == NAMES[:stop_index]
+    for name in NAMES[:stop_index]:
+        for statement in SEED_AFTER[name]:
+            conn.execute(statement)
+    conn.close()
+
+    with Database(path) as db:
+        assert db.migrated == NAMES[stop_index:]
+        conn = db.read()
+        assert conn.execute("SELECT host_session_id FROM sessions").fetchall()[0][0] == "host-1"
+        hits = conn.execute(
+            "SELECT rowid FROM user_prompts_fts WHERE user_prompts_fts MATCH 'flaky'"
+        ).fetchall()
+        assert len(hits) == 1  # rows from before the FTS migration were indexed
+        if stop_index >= 2:
+            hits = conn.execute(
+                "SELECT rowid FROM observations_fts WHERE observations_fts MATCH 'scheduler'"
+            ).fetchall()
+            assert [h[0] for h in hits] == [1]
+        upgraded = schema_of(conn)
+    backups = list(paths.backups_dir().iterdir())
+    assert len(backups) == 1
+    assert NAMES[stop_index - 1] in backups[0].name
+    copy = sqlite3.connect(backups[0])
+    assert applied(copy) == NAMES[:stop_index]
+    copy.close()
+
+    fresh_path = data_dir / "fresh.db"
+    with Database(fresh_path) as fresh:
+        assert upgraded == schema_of(fresh.read())
+
+
+def test_empty_database_gets_no_backup(data_dir: Path) -> None:
+    Database().close()
+    assert not paths.backups_dir().exists()
+
+
+def test_newer_database_is_refused_untouched(data_dir: Path) -> None:
+    Database().close()
+    conn = connect(paths.db_path())
+    conn.execute("INSERT INTO schema_migrations VALUES ('9999_from_the_future', 1)")
+    conn.close()
+    with pytest.raises(SchemaError, match=r"newer claude-mem.*9999_from_the_future"):
+        Database()
+
+
+def test_failed_migration_rolls_back_completely(data_dir: Path) -> None:
+    paths.ensure_data_dir()
+    conn = connect(data_dir / "x.db")
+    broken = (
+        Migration("0001_ok", "CREATE TABLE a (x INTEGER);"),
+        Migration("0002_broken", "CREATE TABLE b (x INTEGER);\nINSERT INTO nowhere VALUES (1);"),
+    )
+    with pytest.raises(sqlite3.OperationalError, match="nowhere"):
+        migrate(conn, migrations=broken)
+    assert applied(conn) == ["0001_ok"]
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert "b" not in tables
+    conn.close()
+
+
+def test_statement_splitter_keeps_trigger_bodies_whole() -> None:
+    script = (
+        "CREATE TABLE t (x);\n"
+        "CREATE TRIGGER t_ai AFTER INSERT ON t BEGIN\n  SELECT 1;\n  SELECT 2;\nEND;\n"
+    )
+    found = statements(script)
+    assert len(found) == 2
+    assert found[1].endswith("END;")
+    with pytest.raises(ValueError, match="incomplete"):
+        statements("CREATE TABLE t (x")
+
+
+def test_unknown_stop_before_rejected(data_dir: Path) -> None:
+    paths.ensure_data_dir()
+    conn = connect(data_dir / "y.db")
+    with pytest.raises(ValueError, match="unknown migration"):
+        migrate(conn, stop_before="nope")
+    conn.close()

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from claude_mem.store import Database
+from claude_mem.store.sessions import (
+    MAX_PROMPT_CHARS,
+    add_prompt,
+    complete_session,
+    delete_session,
+    ensure_session,
+    find_session,
+    get_session,
+    last_prompt,
+    list_prompts,
+    list_sessions,
+    prompt_is_private,
+)
+from tests.store_helpers import observation, session
+
+
+def test_ensure_session_is_idempotent_per_platform_and_host_id(data_dir: Path) -> None:
+    with Database() as db, db.write() as conn:
+        a = ensure_session(conn, platform="claude-code", host_session_id="h", project="p")
+        b = ensure_session(conn, platform="claude-code", host_session_id="h", project="other")
+        c = ensure_session(conn, platform="codex", host_session_id="h", project="p")
+        assert a == b != c
+        assert get_session(conn, a)["project"] == "p"  # never renamed
+        assert find_session(conn, "codex", "h") == c
+        assert find_session(conn, "codex", "missing") is None
+
+
+def test_placeholder_project_is_filled_later(data_dir: Path) -> None:
+    with Database() as db, db.write() as conn:
+        a = ensure_session(
+            conn, platform="x", host_session_id="h", project="unknown-project", cwd="/w"
+        )
+        ensure_session(conn, platform="x", host_session_id="h", project="real", cwd="/other")
+        row = get_session(conn, a)
+        assert (row["project"], row["cwd"]) == ("real", "/w")
+
+
+def test_prompts_numbered_per_session(data_dir: Path) -> None:
+    with Database() as db:
+        s1, s2 = session(db, "a"), session(db, "b")
+        with db.write() as conn:
+            numbers = [add_prompt(conn, s1, f"prompt {i}").prompt_number for i in range(3)]
+            other = add_prompt(conn, s2, "elsewhere").prompt_number
+            assert numbers == [1, 2, 3]
+            assert other == 1
+            assert get_session(conn, s1)["prompt_count"] == 3
+            assert get_session(conn, s1)["first_prompt"] == "prompt 0"
+            assert last_prompt(conn, s1)["text"] == "prompt 2"
+            assert [p["prompt_number"] for p in list_prompts(conn, session_id=s1)] == [3, 2, 1]
+
+
+def test_fully_private_prompt_takes_number_but_stores_nothing(data_dir: Path) -> None:
+    with Database() as db:
+        sid = session(db)
+        with db.write() as conn:
+            first = add_prompt(conn, sid, "<private>my bank PIN is 4242</private>")
+            second = add_prompt(conn, sid, "now refactor the parser")
+            assert first.private
+            assert not second.private
+            assert (first.prompt_number, second.prompt_number) == (1, 2)
+            assert prompt_is_private(conn, sid, 1)
+            assert not prompt_is_private(conn, sid, 2)
+            assert not prompt_is_private(conn, sid, 99)
+            row = get_session(conn, sid)
+            # The reference stored an all-private first prompt verbatim; we never do.
+            assert row["first_prompt"] == "now refactor the parser"
+            texts = [r[0] for r in conn.execute("SELECT text FROM user_prompts ORDER BY id")]
+            assert texts == ["", "now refactor the parser"]
+            dump = "".join(str(v) for r in conn.execute("SELECT * FROM sessions") for v in r)
+            assert "4242" not in dump
+
+
+def test_partly_private_prompt_keeps_the_rest(data_dir: Path) -> None:
+    with Database() as db:
+        sid = session(db)
+        with db.write() as conn:
+            result = add_prompt(conn, sid, "deploy it <private>password hunter2</private> now")
+            assert not result.private
+            assert last_prompt(conn, sid)["text"] == "deploy it  now"
+
+
+def test_huge_prompt_is_capped(data_dir: Path) -> None:
+    with Database() as db:
+        sid = session(db)
+        with db.write() as conn:
+            add_prompt(conn, sid, "x" * (10 * 1024 * 1024))
+            assert len(last_prompt(conn, sid)["text"]) == MAX_PROMPT_CHARS
+
+
+def test_complete_and_list_sessions(data_dir: Path) -> None:
+    with Database() as db:
+        a = session(db, "a", project="p1")
+        session(db, "b", project="p2")
+        with db.write() as conn:
+            assert complete_session(conn, a, reason="exit", now=5000)
+            assert not complete_session(conn, 999)
+            row = get_session(conn, a)
+            assert (row["status"], row["ended_at"], row["end_reason"]) == (
+                "completed",
+                5000,
+                "exit",
+            )
+            assert [s["host_session_id"] for s in list_sessions(conn, projects=("p1",))] == ["a"]
+            assert len(list_sessions(conn)) == 2
+
+
+def test_delete_session_cascades(data_dir: Path) -> None:
+    with Database() as db:
+        sid = session(db)
+        observation(db, sid)
+        with db.write() as conn:
+            add_prompt(conn, sid, "hello")
+            assert delete_session(conn, sid)
+            for table in ("user_prompts", "observations"):
+                assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+            assert conn.execute("SELECT count(*) FROM observations_fts").fetchone()[0] == 0
+            assert not delete_session(conn, sid)
