@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("doctor", "check data dir, settings, database schema and full-text search"),
     "logs": ("logs", "show the end of today's log (-f to follow)"),
     "settings": ("settings_cmd", "list, get or set settings"),
+    "worker": ("worker", "start, stop, restart or inspect the background worker"),
 }
 
 

@@ -110,6 +110,8 @@ def strip_tags(text: str) -> str:
     this repeats until nothing changes, which also makes it idempotent. Input that is still
     producing new tags after several rounds is hostile and is dropped entirely.
     """
+    if "<" not in text:  # no tag can start without one
+        return text.strip()
     for _ in range(_MAX_PASSES):
         stripped = _strip_once(text)
         if stripped is None:
@@ -274,12 +276,22 @@ def _redact_once(text: str) -> str:
     return "".join(parts)
 
 
+# Every rule above needs one of these (lowercased) literals; text without any is returned at
+# once. Most text has none, and one search is far cheaper than running each rule.
+_TRIGGER = re.compile(
+    r"-----begin|eyj|sk-|gh[pousr]_|github_pat_|akia|asia|xox|aiza|://|authorization|bearer"
+    r"|passw|pwd|secret|token|api[_-]?key|private[_-]?key"
+)
+
+
 def redact_secrets(text: str) -> str:
     """Replace value-shaped secrets with a marker like [REDACTED:api-key].
 
     Keys and separators stay (`DB_PASSWORD=[REDACTED:password]`) so the record still reads
     naturally. A replacement can splice text into a new match, so this repeats until stable.
     """
+    if _TRIGGER.search(text.lower()) is None:
+        return text
     for _ in range(_MAX_PASSES):
         redacted = _redact_once(text)
         if redacted == text:

@@ -12,28 +12,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def collect() -> dict[str, object]:
     from claude_mem import paths
-    from claude_mem.store import queue
+    from claude_mem.store import stats
     from claude_mem.store.db import open_database
 
     with open_database() as db:
         conn = db.read()
-        counts = {
-            table: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-            for table in ("sessions", "user_prompts", "observations", "session_summaries")
-        }
-        projects = [
-            row[0]
-            for row in conn.execute(
-                "SELECT project FROM sessions GROUP BY project ORDER BY max(started_at) DESC"
-            )
-        ]
         return {
             "data_dir": str(paths.data_dir()),
             "database": str(db.path),
             "database_bytes": db.path.stat().st_size,
-            "counts": counts,
-            "queue": queue.counts(conn),
-            "projects": projects,
+            **stats.snapshot(conn),
+            "projects": [project["name"] for project in stats.projects(conn)],
         }
 
 

@@ -151,3 +151,26 @@ def delete_observation(conn: sqlite3.Connection, observation_id: int) -> bool:
 def count_observations(conn: sqlite3.Connection, projects: tuple[str, ...] = ()) -> int:
     where = f"WHERE project IN ({', '.join('?' * len(projects))})" if projects else ""
     return int(conn.execute(f"SELECT count(*) FROM observations {where}", projects).fetchone()[0])
+
+
+def observations_by_file(
+    conn: sqlite3.Connection,
+    file_paths: list[str],
+    *,
+    projects: tuple[str, ...] = (),
+    limit: int = 40,
+) -> list[dict[str, Any]]:
+    """Observations that read or modified any of `file_paths` (exact values), newest first."""
+    if not file_paths:
+        return []
+    marks = ", ".join("?" * len(file_paths))
+    scope = f"AND o.project IN ({', '.join('?' * len(projects))})" if projects else ""
+    rows = conn.execute(
+        f"""SELECT o.* FROM observations o
+            WHERE (EXISTS (SELECT 1 FROM json_each(o.files_modified) WHERE value IN ({marks}))
+                OR EXISTS (SELECT 1 FROM json_each(o.files_read) WHERE value IN ({marks})))
+            {scope}
+            ORDER BY o.created_at DESC, o.id DESC LIMIT ?""",
+        (*file_paths, *file_paths, *projects, limit),
+    )
+    return row_dicts(rows)

@@ -79,3 +79,11 @@ def newest_first(
         (*projects, limit, offset),
     )
     return row_dicts(rows)
+
+
+def of_session(conn: sqlite3.Connection, table: str, session_id: int) -> list[dict[str, Any]]:
+    """All of a session's rows in `table`, oldest first."""
+    rows = conn.execute(
+        f"SELECT * FROM {table} WHERE session_id = ? ORDER BY created_at, id", (session_id,)
+    )
+    return row_dicts(rows)

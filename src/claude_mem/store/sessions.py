@@ -148,12 +148,23 @@ def list_prompts(
     conn: sqlite3.Connection,
     *,
     session_id: int | None = None,
+    projects: tuple[str, ...] = (),
     limit: int = 20,
     offset: int = 0,
 ) -> list[dict[str, Any]]:
-    where, params = ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
+    """Prompts newest first, with their session's project; private placeholders left out."""
+    clauses, params = ["p.is_private = 0"], []
+    if session_id is not None:
+        clauses.append("p.session_id = ?")
+        params.append(session_id)
+    if projects:
+        clauses.append(f"s.project IN ({', '.join('?' * len(projects))})")
+        params.extend(projects)
     rows = conn.execute(
-        f"SELECT * FROM user_prompts {where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+        f"""SELECT p.*, s.project AS project, s.platform AS platform
+            FROM user_prompts p JOIN sessions s ON s.id = p.session_id
+            WHERE {" AND ".join(clauses)}
+            ORDER BY p.created_at DESC, p.id DESC LIMIT ? OFFSET ?""",
         (*params, limit, offset),
     )
     return row_dicts(rows)

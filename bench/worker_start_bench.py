@@ -1,0 +1,162 @@
+"""Worker cold start (spawn → /api/health, spawn → /api/readiness 200) and idle RSS.
+
+.venv/bin/python bench/worker_start_bench.py [--runs 10]
+
+Each run spawns `python -m claude_mem.worker run` on a free loopback port in a fresh temporary
+data dir (so "ready" includes creating and migrating the database), then stops it with SIGTERM.
+Bytecode is cached under a temporary prefix, as an installed package would have it, even when
+PYTHONDONTWRITEBYTECODE is set; --no-bytecode shows the uncached figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from claude_mem.worker.client import WorkerUnavailable, request
+
+COLD_START_FLOOR_MS = 1000
+RSS_FLOOR_MIB = 80
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def status(path: str, port: int) -> int | None:
+    try:
+        return request("GET", path, port=port, timeout=1.0).status
+    except WorkerUnavailable:
+        return None
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def probe_latency(env: dict[str, str], calls: int = 200) -> list[float]:
+    """Round trips of the hook client's GET /api/health against an idle, ready worker (ms)."""
+    data = tempfile.mkdtemp(prefix="cm-bench-")
+    port = free_port()
+    env = {**env, "CLAUDE_MEM_DATA_DIR": data, "CLAUDE_MEM_WORKER_PORT": str(port)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "claude_mem.worker", "run"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.perf_counter() + 30
+        while status("/api/readiness", port) != 200:
+            if proc.poll() is not None or time.perf_counter() > deadline:
+                raise RuntimeError("worker did not start")
+            time.sleep(0.01)
+        timings = []
+        for _ in range(calls):
+            began = time.perf_counter()
+            request("GET", "/api/health", port=port).json()
+            timings.append((time.perf_counter() - began) * 1000)
+        return timings
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def one_run(env: dict[str, str], measure_rss: bool) -> tuple[float, float, float | None]:
+    """(ms to health, ms to readiness, idle RSS MiB or None) for one fresh worker."""
+    data = tempfile.mkdtemp(prefix="cm-bench-")
+    port = free_port()
+    env = {**env, "CLAUDE_MEM_DATA_DIR": data, "CLAUDE_MEM_WORKER_PORT": str(port)}
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "claude_mem.worker", "run"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        while status("/api/health", port) != 200:
+            if proc.poll() is not None or time.perf_counter() - start > 30:
+                raise RuntimeError("worker did not start")
+            time.sleep(0.002)
+        healthy = time.perf_counter()
+        while status("/api/readiness", port) != 200:
+            if time.perf_counter() - start > 30:
+                raise RuntimeError("worker never became ready")
+            time.sleep(0.002)
+        ready = time.perf_counter()
+        rss = None
+        if measure_rss:
+            time.sleep(1.0)
+            rss = rss_mib(proc.pid)
+        return (healthy - start) * 1000, (ready - start) * 1000, rss
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--no-bytecode", action="store_true", help="don't cache .pyc files")
+    args = parser.parse_args()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_MEM_")}
+    cache = None
+    if not args.no_bytecode:
+        cache = tempfile.mkdtemp(prefix="cm-bench-pyc-")
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = cache
+    try:
+        one_run(env, measure_rss=False)  # warm the page cache (and the bytecode cache)
+        runs = [one_run(env, measure_rss=True) for _ in range(args.runs)]
+        latency = probe_latency(env)
+    finally:
+        if cache:
+            shutil.rmtree(cache, ignore_errors=True)
+    health = [r[0] for r in runs]
+    ready = [r[1] for r in runs]
+    rss = [r[2] for r in runs if r[2] is not None]
+    mode = "no .pyc" if args.no_bytecode else ".pyc cached"
+    n = args.runs
+
+    def row(label: str, values: list[float], unit: str, floor: float) -> str:
+        median = statistics.median(values)
+        verdict = "ok" if median <= floor else "OVER"
+        return (
+            f"| {label} ({n} runs, {mode}) | median {median:.0f} {unit}, min {min(values):.0f},"
+            f" max {max(values):.0f} | ≤ {floor:.0f} {unit} | {verdict} |"
+        )
+
+    print("| measure | result | floor | |")
+    print("|---|---|---|---|")
+    print(row("worker cold start → /api/health 200", health, "ms", COLD_START_FLOOR_MS))
+    print(row("worker cold start → /api/readiness 200", ready, "ms", COLD_START_FLOOR_MS))
+    print(row("worker RSS, ready and idle 1 s", rss, "MiB", RSS_FLOOR_MIB))
+    print(
+        f"| hook client GET /api/health round trip ({len(latency)} calls) |"
+        f" median {statistics.median(latency):.2f} ms, max {max(latency):.2f} | — | |"
+    )
+
+
+if __name__ == "__main__":
+    main()

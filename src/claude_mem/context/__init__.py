@@ -1,0 +1,1 @@
+"""What the agent receives: the session-start context."""

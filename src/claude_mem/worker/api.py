@@ -1,0 +1,257 @@
+"""Declared endpoints: each route names its query, body and response types, so requests are
+validated and the OpenAPI document is generated from the same declarations the router uses."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import re
+import typing
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from claude_mem import __version__
+from claude_mem.worker.state import WorkerState
+from claude_mem.worker.token import HEADER as TOKEN_HEADER
+
+JSON = "application/json"
+# Handlers touch SQLite, which may wait on a lock, so they run off the event loop; a small
+# dedicated pool hands results back faster than anyio's general one (measured in bench/).
+_EXECUTOR = ThreadPoolExecutor(max_workers=4, thread_name_prefix="handler")
+MAX_ID = 2**63 - 1  # SQLite's largest integer
+
+
+class ApiError(Exception):
+    """A request the worker refuses; becomes {"error": message, "code": code} with `status`."""
+
+    def __init__(self, status: int, message: str, code: str = "bad_request") -> None:
+        super().__init__(message)
+        self.status, self.message, self.code = status, message, code
+
+
+class ErrorBody(msgspec.Struct):
+    error: str
+    code: str
+
+
+@dataclass(slots=True)
+class Call:
+    """Everything a handler gets: the worker state and the decoded request parts."""
+
+    state: WorkerState
+    request: Request
+    query: Any = None
+    body: Any = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+Handler = Callable[[Call], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    method: str
+    path: str
+    handler: Handler
+    summary: str
+    tag: str
+    query: type | None = None
+    body: type | None = None
+    response: type | None = None
+    media_type: str = JSON
+    auth: bool = True
+    needs_db: bool = True
+    errors: tuple[int, ...] = (400,)
+
+    @property
+    def operation_id(self) -> str:
+        return self.handler.__name__
+
+
+class Text(str):
+    """A handler result sent as text/plain rather than JSON."""
+
+
+def error_response(status: int, message: str, code: str) -> JSONResponse:
+    return JSONResponse({"error": message, "code": code}, status_code=status)
+
+
+@functools.cache
+def _query_fields(query: type) -> dict[str, bool]:
+    """Field name → whether it is a list (a repeatable query parameter like ?path=a&path=b)."""
+
+    def is_list(hint: Any) -> bool:
+        return typing.get_origin(hint) is list or any(is_list(a) for a in typing.get_args(hint))
+
+    return {name: is_list(hint) for name, hint in typing.get_type_hints(query).items()}
+
+
+def _decode_query(endpoint: Endpoint, request: Request) -> Any:
+    if endpoint.query is None:
+        return None
+    raw: dict[str, Any] = {}
+    for name, many in _query_fields(endpoint.query).items():
+        if name in request.query_params:
+            params = request.query_params
+            raw[name] = params.getlist(name) if many else params[name]
+    try:
+        return msgspec.convert(raw, endpoint.query, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ApiError(400, f"invalid query: {exc}", "invalid_query") from None
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, f"request body is larger than the {limit:,}-byte limit", "too_large")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(
+                413, f"request body is larger than the {limit:,}-byte limit", "too_large"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _decode_body(endpoint: Endpoint, raw: bytes) -> Any:
+    if endpoint.body is None:
+        return None
+    try:
+        return msgspec.json.decode(raw or b"{}", type=endpoint.body)
+    except msgspec.ValidationError as exc:
+        raise ApiError(400, f"invalid body: {exc}", "invalid_body") from None
+    except msgspec.DecodeError as exc:
+        raise ApiError(400, f"body is not valid JSON: {exc}", "invalid_json") from None
+    except RecursionError:
+        raise ApiError(400, "body JSON is nested too deeply", "invalid_json") from None
+
+
+def _encode(endpoint: Endpoint, result: Any) -> Response:
+    if isinstance(result, Response):
+        return result
+    if isinstance(result, Text):
+        return PlainTextResponse(str(result))
+    return Response(msgspec.json.encode(result), media_type=JSON)
+
+
+def route(endpoint: Endpoint, state: WorkerState, body_limit: int) -> Route:
+    """A Starlette route that checks the token and readiness, decodes, calls, encodes."""
+    is_async = inspect.iscoroutinefunction(endpoint.handler)
+
+    async def asgi_endpoint(request: Request) -> Response:
+        try:
+            if endpoint.auth and not state.token_matches(request.headers.get(TOKEN_HEADER)):
+                raise ApiError(401, f"missing or wrong {TOKEN_HEADER} header", "unauthorized")
+            if endpoint.needs_db and not state.ready:
+                reason = state.error or "the database is still opening"
+                raise ApiError(503, f"worker is starting: {reason}", "starting")
+            call = Call(state=state, request=request, params=dict(request.path_params))
+            if any(isinstance(v, int) and v > MAX_ID for v in call.params.values()):
+                raise ApiError(404, "no record has such an id", "not_found")
+            call.query = _decode_query(endpoint, request)
+            if endpoint.body is not None:
+                call.body = _decode_body(endpoint, await _read_body(request, body_limit))
+            if is_async:
+                result = await typing.cast(Callable[[Call], Awaitable[Any]], endpoint.handler)(call)
+            else:
+                result = await asyncio.get_running_loop().run_in_executor(
+                    _EXECUTOR, endpoint.handler, call
+                )
+            return _encode(endpoint, result)
+        except ApiError as exc:
+            return error_response(exc.status, exc.message, exc.code)
+
+    return Route(
+        endpoint.path, asgi_endpoint, methods=[endpoint.method], name=endpoint.operation_id
+    )
+
+
+# --- OpenAPI ----------------------------------------------------------------------------------
+
+_PATH_PARAM = re.compile(r"{(\w+)(?::(\w+))?}")
+
+
+def openapi(endpoints: list[Endpoint]) -> dict[str, Any]:
+    """The OpenAPI 3.1 document for `endpoints`, schemas generated from their declared types."""
+    types = {ErrorBody}
+    for ep in endpoints:
+        types.update(t for t in (ep.query, ep.body, ep.response) if t is not None)
+    ordered = sorted(types, key=lambda t: t.__name__)
+    schemas, components = msgspec.json.schema_components(
+        ordered, ref_template="#/components/schemas/{name}"
+    )
+    by_type = dict(zip(ordered, schemas, strict=True))
+    paths: dict[str, dict[str, Any]] = {}
+    for ep in endpoints:
+        path = _PATH_PARAM.sub(lambda m: "{" + m.group(1) + "}", ep.path)
+        op: dict[str, Any] = {
+            "operationId": ep.operation_id,
+            "summary": ep.summary,
+            "tags": [ep.tag],
+            "parameters": _parameters(ep, components),
+            "responses": _responses(ep, by_type),
+        }
+        if ep.auth:
+            op["security"] = [{"token": []}]
+        else:
+            op["security"] = []
+        if ep.body is not None:
+            op["requestBody"] = {"required": True, "content": {JSON: {"schema": by_type[ep.body]}}}
+        paths.setdefault(path, {})[ep.method.lower()] = op
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "claude-mem worker", "version": __version__},
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {"token": {"type": "apiKey", "in": "header", "name": TOKEN_HEADER}},
+        },
+    }
+
+
+def _parameters(ep: Endpoint, components: dict[str, Any]) -> list[dict[str, Any]]:
+    params = [
+        {
+            "name": m.group(1),
+            "in": "path",
+            "required": True,
+            "schema": {"type": "integer", "minimum": 0}
+            if m.group(2) == "int"
+            else {"type": "string"},
+        }
+        for m in _PATH_PARAM.finditer(ep.path)
+    ]
+    if ep.query is not None:
+        schema = components[ep.query.__name__]
+        required = set(schema.get("required", ()))
+        for name, prop in schema.get("properties", {}).items():
+            params.append(
+                {"name": name, "in": "query", "required": name in required, "schema": prop}
+            )
+    return params
+
+
+def _responses(ep: Endpoint, by_type: dict[type, Any]) -> dict[str, Any]:
+    ok: dict[str, Any] = {"description": "OK"}
+    if ep.media_type == JSON and ep.response is not None:
+        ok["content"] = {JSON: {"schema": by_type[ep.response]}}
+    elif ep.media_type != JSON:
+        ok["content"] = {ep.media_type: {"schema": {"type": "string"}}}
+    responses: dict[str, Any] = {"200": ok}
+    error = {"description": "error", "content": {JSON: {"schema": by_type[ErrorBody]}}}
+    codes = set(ep.errors) | ({401} if ep.auth else set()) | ({503} if ep.needs_db else set())
+    if ep.body is not None:
+        codes.add(413)
+    for code in sorted(codes):
+        responses[str(code)] = error
+    return responses

@@ -1,0 +1,314 @@
+"""What happens to each hook event on arrival: skip rules, then a durable write, then a
+broadcast. Every accepted event is committed before the HTTP answer goes out."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from claude_mem import log
+from claude_mem.privacy import clean_text, clean_value, is_protocol_payload
+from claude_mem.project import ProjectIdentity, resolve_project
+from claude_mem.settings import Settings
+from claude_mem.store import Database
+from claude_mem.store import queue as queue_store
+from claude_mem.store.sessions import (
+    MAX_PROMPT_CHARS,
+    add_prompt,
+    complete_session,
+    ensure_session,
+    find_session,
+    get_session,
+    last_prompt,
+    prompt_is_private,
+)
+from claude_mem.store.tool_uses import record_tool_use
+from claude_mem.worker.limits import truncate_text, truncate_value
+from claude_mem.worker.stream import Broadcaster
+
+DUPLICATE_PROMPT_WINDOW_MS = 10_000
+PROJECT_CACHE_S = 5.0
+PROJECT_CACHE_SIZE = 256
+MEDIA_PROMPT = "[media prompt]"
+
+
+class SessionInit(msgspec.Struct, kw_only=True):
+    host_session_id: str
+    platform: str = "claude-code"
+    cwd: str | None = None
+    prompt: str | None = None
+
+
+class ToolEvent(msgspec.Struct, kw_only=True):
+    host_session_id: str
+    tool_name: str
+    platform: str = "claude-code"
+    cwd: str | None = None
+    tool_input: Any = None
+    tool_response: Any = None
+    tool_use_id: str | None = None
+    agent_id: str | None = None
+    agent_type: str | None = None
+
+
+class SummaryRequest(msgspec.Struct, kw_only=True):
+    host_session_id: str
+    platform: str = "claude-code"
+    cwd: str | None = None
+    last_assistant_message: str | None = None
+    agent_id: str | None = None
+
+
+class SessionEnd(msgspec.Struct, kw_only=True):
+    host_session_id: str
+    platform: str = "claude-code"
+    reason: str | None = None
+
+
+class IngestResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """status: recorded | queued | duplicate | skipped | completed."""
+
+    status: str
+    reason: str | None = None
+    session_id: int | None = None
+    prompt_number: int | None = None
+    project: str | None = None
+    queue_id: int | None = None
+    tool_use_row_id: int | None = None
+
+
+class Ingest:
+    """The ingest rules, shared by the HTTP routes (and, later, any other intake)."""
+
+    def __init__(
+        self,
+        db: Database,
+        settings: Callable[[], Settings],
+        stream: Broadcaster,
+        on_queue_change: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.db, self.settings_of, self.stream = db, settings, stream
+        self.on_queue_change = on_queue_change
+        self._projects: dict[tuple[str | None, str], tuple[float, ProjectIdentity]] = {}
+
+    @property
+    def settings(self) -> Settings:
+        return self.settings_of()
+
+    def _project(self, cwd: str | None) -> ProjectIdentity:
+        """Resolve, remembering each cwd briefly: events arrive in bursts from one folder, and a
+        new ignore file or exclusion still takes effect within seconds."""
+        excluded = self.settings.get_str("CLAUDE_MEM_EXCLUDED_PROJECTS")
+        key = (cwd, excluded)
+        now = time.monotonic()
+        cached = self._projects.get(key)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        identity = resolve_project(cwd, excluded=excluded)
+        if len(self._projects) >= PROJECT_CACHE_SIZE:
+            self._projects.clear()
+        self._projects[key] = (now + PROJECT_CACHE_S, identity)
+        return identity
+
+    @property
+    def _redact(self) -> bool:
+        return self.db.redact_secrets
+
+    def session_init(self, event: SessionInit) -> IngestResult:
+        _check_ids(event.host_session_id, event.platform)
+        text = event.prompt if event.prompt and event.prompt.strip() else MEDIA_PROMPT
+        if is_protocol_payload(text):
+            return IngestResult(status="skipped", reason="internal_protocol")
+        project = self._project(event.cwd)
+        if project.excluded:
+            return IngestResult(status="skipped", reason="project_excluded", project=project.name)
+        now = _now()
+        with self.db.write() as conn:
+            existing = find_session(conn, event.platform, event.host_session_id)
+            sid = ensure_session(
+                conn,
+                platform=event.platform,
+                host_session_id=event.host_session_id,
+                project=project.name,
+                cwd=event.cwd,
+                now=now,
+            )
+            previous = last_prompt(conn, sid)
+            cleaned = clean_text(text, redact=self._redact)
+            if (
+                previous is not None
+                and not previous["is_private"]
+                and previous["text"] == cleaned[:MAX_PROMPT_CHARS]
+                and now - previous["created_at"] < DUPLICATE_PROMPT_WINDOW_MS
+            ):
+                return IngestResult(
+                    status="duplicate",
+                    reason="same prompt within 10 s",
+                    session_id=sid,
+                    prompt_number=previous["prompt_number"],
+                    project=project.name,
+                )
+            result = add_prompt(conn, sid, text, redact=self._redact, now=now)
+        if existing is None:
+            self.stream.publish("session_started", session_id=sid, project=project.name)
+        if result.private:
+            return IngestResult(
+                status="skipped",
+                reason="private",
+                session_id=sid,
+                prompt_number=result.prompt_number,
+                project=project.name,
+            )
+        self.stream.publish(
+            "new_prompt",
+            prompt={
+                "id": result.prompt_id,
+                "session_id": sid,
+                "project": project.name,
+                "platform": event.platform,
+                "prompt_number": result.prompt_number,
+                "text": cleaned,
+                "created_at": now,
+            },
+        )
+        return IngestResult(
+            status="recorded",
+            session_id=sid,
+            prompt_number=result.prompt_number,
+            project=project.name,
+        )
+
+    def observation(self, event: ToolEvent) -> IngestResult:
+        _check_ids(event.host_session_id, event.platform)
+        if not event.tool_name.strip():
+            raise ValueError("tool_name must not be empty")
+        project = self._project(event.cwd)
+        if project.excluded:
+            return IngestResult(status="skipped", reason="project_excluded", project=project.name)
+        if event.tool_name in self.settings.get_list("CLAUDE_MEM_SKIP_TOOLS"):
+            return IngestResult(status="skipped", reason="tool_excluded", project=project.name)
+        # Clean before cutting: a cut must not split a private region and keep its tail.
+        tool_input = truncate_value(clean_value(event.tool_input, redact=self._redact))
+        tool_response = truncate_value(clean_value(event.tool_response, redact=self._redact))
+        tool_use_id = event.tool_use_id or _synthetic_id(event)
+        with self.db.write() as conn:
+            sid, prompt_number, private = _current_turn(conn, event, project.name)
+            if private:
+                return IngestResult(status="skipped", reason="private", session_id=sid)
+            row_id, created = record_tool_use(
+                conn,
+                session_id=sid,
+                tool_use_id=tool_use_id,
+                tool_name=event.tool_name,
+                tool_input=tool_input,
+                tool_response=tool_response,
+                cwd=event.cwd,
+                prompt_number=prompt_number or None,
+                agent_type=event.agent_type,
+                agent_id=event.agent_id,
+                redact=self._redact,
+            )
+            queue_id, _ = queue_store.enqueue(
+                conn,
+                sid,
+                "observation",
+                {"tool_use_row_id": row_id},
+                dedup_key=tool_use_id,
+                redact=self._redact,
+            )
+        if created:
+            self.stream.publish("observation_queued", session_id=sid, queue_id=queue_id)
+            self.on_queue_change()
+        return IngestResult(
+            status="queued" if created else "duplicate",
+            session_id=sid,
+            project=project.name,
+            queue_id=queue_id,
+            tool_use_row_id=row_id,
+        )
+
+    def summarize(self, event: SummaryRequest) -> IngestResult:
+        _check_ids(event.host_session_id, event.platform)
+        if event.agent_id:
+            return IngestResult(status="skipped", reason="subagent")
+        project = self._project(event.cwd)
+        if project.excluded:
+            return IngestResult(status="skipped", reason="project_excluded", project=project.name)
+        message = truncate_text(clean_text(event.last_assistant_message or "", redact=self._redact))
+        if not message:
+            return IngestResult(status="skipped", reason="empty")
+        with self.db.write() as conn:
+            sid, prompt_number, private = _current_turn(conn, event, project.name)
+            if private:
+                return IngestResult(status="skipped", reason="private", session_id=sid)
+            queue_id, created = queue_store.enqueue(
+                conn,
+                sid,
+                "summary",
+                {"last_assistant_message": message, "prompt_number": prompt_number},
+                dedup_key=f"prompt-{prompt_number}",
+                redact=self._redact,
+            )
+        if created:
+            self.on_queue_change()
+        return IngestResult(
+            status="queued" if created else "duplicate",
+            session_id=sid,
+            project=project.name,
+            queue_id=queue_id,
+        )
+
+    def end(self, event: SessionEnd) -> IngestResult | None:
+        """Mark the session completed; None when the session was never seen."""
+        with self.db.write() as conn:
+            sid = find_session(conn, event.platform, event.host_session_id)
+            if sid is None:
+                return None
+            complete_session(conn, sid, reason=event.reason or "")
+        self.stream.publish("session_completed", session_id=sid)
+        log.info("worker", "session completed", session_id=sid, reason=event.reason or "")
+        return IngestResult(status="completed", session_id=sid)
+
+
+def _current_turn(
+    conn: sqlite3.Connection, event: ToolEvent | SummaryRequest, project: str
+) -> tuple[int, int, bool]:
+    """(session id, current prompt number, whether that prompt was private) for an event.
+
+    The session is created if this is its first event (memory installed mid-session).
+    """
+    sid = ensure_session(
+        conn,
+        platform=event.platform,
+        host_session_id=event.host_session_id,
+        project=project,
+        cwd=event.cwd,
+    )
+    session = get_session(conn, sid)
+    number = int(session["prompt_count"]) if session else 0
+    return sid, number, bool(number) and prompt_is_private(conn, sid, number)
+
+
+def _check_ids(host_session_id: str, platform: str) -> None:
+    if not host_session_id.strip() or len(host_session_id) > 512:
+        raise ValueError("host_session_id must be 1-512 characters")
+    if not platform.strip() or len(platform) > 64:
+        raise ValueError("platform must be 1-64 characters")
+
+
+def _synthetic_id(event: ToolEvent) -> str:
+    """A stable id for hosts that send none, so a re-sent event is still recognised."""
+    material = json.dumps(
+        [event.tool_name, event.tool_input, event.tool_response], sort_keys=True, default=str
+    )
+    return "sha-" + hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _now() -> int:
+    return int(time.time() * 1000)

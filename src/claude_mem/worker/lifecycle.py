@@ -1,0 +1,547 @@
+"""Finding, starting and stopping the one worker per data dir, with no state that can go stale.
+
+Three files in the data dir, each answering one question:
+
+- `worker.lock` — is a worker alive? The worker holds an exclusive flock on it for its whole
+  life and the kernel drops it when the process dies, however it dies.
+- `worker.pid` — which process, which port? It records the process start time too, so a
+  recycled pid is never mistaken for the worker (and never sent a signal).
+- `spawn.lock` — is a launcher starting one right now? Created with O_EXCL, so hooks that fire
+  together start at most one worker; broken when its owner is dead or after 30 s.
+
+Stdlib only and cheap to import: hooks call ensure_running() on demand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from claude_mem import __version__, paths
+from claude_mem.settings import load as load_settings
+from claude_mem.worker.client import WorkerUnavailable, request
+
+TYPE_CHECKING = False  # `typing` costs ~3 ms of import; annotations are strings anyway
+if TYPE_CHECKING:
+    from pathlib import Path
+    from subprocess import Popen
+    from typing import Any
+
+    from claude_mem.settings import Settings
+
+SPAWN_LOCK_STALE_S = 30.0
+POLL_S = 0.02
+STDERR_LOG_MAX_BYTES = 1 << 20
+UNCLEAN_MESSAGE = "previous worker did not shut down cleanly"
+
+# Popen objects of workers this process started: kept so they are reaped, never garbage
+# collected while running (which would warn), and so a long-lived launcher leaves no zombies.
+_spawned: list[Popen[bytes]] = []
+
+
+def pid_path() -> Path:
+    return paths.data_dir() / "worker.pid"
+
+
+def lock_path() -> Path:
+    return paths.data_dir() / "worker.lock"
+
+
+def spawn_lock_path() -> Path:
+    return paths.data_dir() / "spawn.lock"
+
+
+def clean_shutdown_path() -> Path:
+    return paths.data_dir() / ".worker-clean-shutdown"
+
+
+def stderr_log_path() -> Path:
+    return paths.logs_dir() / "worker-stderr.log"
+
+
+class WorkerInfo:
+    """A worker that answered /api/health, as it described itself."""
+
+    __slots__ = ("health", "host", "pid", "port", "ready", "version")
+
+    def __init__(
+        self,
+        pid: int,
+        port: int,
+        version: str,
+        ready: bool,
+        *,
+        host: str = "127.0.0.1",
+        health: dict[str, Any] | None = None,
+    ) -> None:
+        self.pid, self.port, self.version, self.ready, self.host = pid, port, version, ready, host
+        self.health = health or {}  # the whole /api/health answer
+
+    @classmethod
+    def from_health(cls, health: dict[str, Any], port: int, host: str) -> WorkerInfo:
+        return cls(
+            int(health["pid"]),
+            int(health.get("port") or port),
+            str(health["version"]),
+            bool(health.get("ready")),
+            host=host,
+            health=health,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"WorkerInfo(pid={self.pid}, port={self.port}, version={self.version!r}, "
+            f"ready={self.ready}, host={self.host!r})"
+        )
+
+
+# --- process identity -------------------------------------------------------------------------
+
+
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state, start time in clock ticks) from /proc/<pid>/stat; None if unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+        fields = raw[raw.rindex(b")") + 2 :].split()  # the name (field 2) may hold ')' and spaces
+        return fields[0].decode("ascii"), int(fields[19])  # fields 3 and 22
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def process_start_time(pid: int) -> int | None:
+    """When `pid` started (clock ticks since boot); None where there is no /proc."""
+    stat = _proc_stat(pid)
+    return stat[1] if stat else None
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` exists as a running (not zombie) process, whoever owns it."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    stat = _proc_stat(pid)
+    return stat is None or stat[0] not in ("Z", "X")
+
+
+def _reap(pid: int) -> None:
+    """Collect `pid`'s exit status if it is our child, so it doesn't linger as a zombie."""
+    for proc in _spawned:
+        if proc.pid == pid:  # let Popen collect it, so it knows its child is gone
+            if proc.poll() is not None:
+                _spawned.remove(proc)
+            return
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return  # not our child: its own parent (or init) collects it
+
+
+# --- pid file ---------------------------------------------------------------------------------
+
+
+def read_pid_info() -> dict[str, Any] | None:
+    """The pid file's contents, or None if it is missing or unreadable."""
+    try:
+        data = json.loads(pid_path().read_bytes())
+    except (OSError, ValueError):
+        return None
+    pid = data.get("pid") if isinstance(data, dict) else None
+    return data if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
+
+
+def write_pid_info(port: int) -> dict[str, Any]:
+    """Publish this process as the worker on `port` (atomic: readers never see half a file)."""
+    pid = os.getpid()
+    info = {
+        "pid": pid,
+        "port": port,
+        "version": __version__,
+        "start_time": process_start_time(pid),
+        "started_at": time.time(),
+    }
+    paths.write_private_file(pid_path(), json.dumps(info) + "\n")
+    return info
+
+
+def remove_pid_file(pid: int | None = None) -> None:
+    """Remove the pid file only if it still names `pid` (default: this process)."""
+    info = read_pid_info()
+    if info is not None and info["pid"] == (pid or os.getpid()):
+        pid_path().unlink(missing_ok=True)
+
+
+def pid_alive_and_ours(info: dict[str, Any]) -> bool:
+    """True if the pid file's process still runs and is the same process (start time matches)."""
+    pid = info.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except OSError:  # gone, or another user's process: either way not our worker
+        return False
+    stat = _proc_stat(pid)
+    if stat is None:  # no procfs (macOS): the pid check is all there is
+        return not os.path.isdir("/proc/self")
+    recorded = info.get("start_time")
+    return stat[0] not in ("Z", "X") and (recorded is None or recorded == stat[1])
+
+
+def note_unclean_exit(info: dict[str, Any]) -> None:
+    """Record in the log that the worker in `info` died without its clean shutdown."""
+    from claude_mem import log  # noqa: PLC0415 - rare path; keeps the hook import light
+
+    log.warn(
+        "worker",
+        UNCLEAN_MESSAGE,
+        pid=info.get("pid"),
+        port=info.get("port"),
+        started_at=info.get("started_at"),
+        noticed_by=os.getpid(),
+    )
+
+
+def clear_stale_pid_file() -> bool:
+    """Remove a pid file whose process is dead or recycled; True if one was removed.
+
+    A worker that stops cleanly removes its own pid file, so a stale one means it crashed (or
+    was killed): that is logged here unless the clean-shutdown marker says otherwise.
+    """
+    path = pid_path()
+    if not path.exists():
+        return False
+    info = read_pid_info()
+    if info is not None and pid_alive_and_ours(info):
+        return False
+    path.unlink(missing_ok=True)
+    if info is not None and not clean_shutdown_path().exists():
+        note_unclean_exit(info)
+    return True
+
+
+def mark_clean_shutdown() -> None:
+    paths.write_private_file(clean_shutdown_path(), f"{time.time()}\n")
+
+
+def consume_clean_shutdown() -> bool:
+    """Remove the clean-shutdown marker; True if the previous worker had left it."""
+    try:
+        clean_shutdown_path().unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+# --- locks ------------------------------------------------------------------------------------
+
+
+def acquire_instance_lock(wait_s: float = 0.0) -> int | None:
+    """Take the single-instance lock for this process's lifetime: its fd, or None if held.
+
+    `wait_s` rides out a launcher's momentary probe (worker_lock_held) of the same lock.
+    """
+    import fcntl  # noqa: PLC0415 - POSIX only; keeps the module importable elsewhere
+
+    paths.ensure_data_dir()
+    fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, paths.FILE_MODE)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                return None
+            time.sleep(POLL_S)
+
+
+def worker_lock_held() -> bool:
+    """Whether some worker process is alive for this data dir (it holds the instance lock)."""
+    import fcntl  # noqa: PLC0415
+
+    try:
+        fd = os.open(lock_path(), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the shared lock if we got it
+    return False
+
+
+class SpawnLockTimeout(TimeoutError):
+    """Another launcher held the spawn lock for longer than we were willing to wait."""
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def _break_stale_spawn_lock(path: Path) -> bool:
+    """Remove the spawn lock if its owner is dead or it is too old; True if it is gone."""
+    try:
+        age = time.time() - path.stat().st_mtime
+    except FileNotFoundError:
+        return True
+    holder = _read_json(path)
+    pid = holder.get("pid") if isinstance(holder, dict) else None
+    owner_dead = isinstance(pid, int) and pid > 0 and not _alive(pid)
+    if not owner_dead and age <= SPAWN_LOCK_STALE_S:
+        return False
+    # Rename, then check what we took: if a fresh lock had replaced the stale one in between,
+    # put it back (link fails if yet another exists), so a live owner never loses its lock.
+    grave = path.with_name(f".{path.name}.{os.getpid()}.stale")
+    try:
+        os.rename(path, grave)
+    except FileNotFoundError:
+        return True
+    restore = _read_json(grave) != holder
+    try:
+        if restore:
+            os.link(grave, path)
+    except OSError:
+        restore = False  # yet another lock exists by now: that one stands
+    grave.unlink(missing_ok=True)
+    return not restore
+
+
+class spawn_lock:
+    """Held by the one launcher that starts a worker; the others wait, then find it running."""
+
+    def __init__(self, timeout: float = 10.0) -> None:
+        self.timeout = timeout
+        self.owner: dict[str, Any] | None = None
+
+    def __enter__(self) -> spawn_lock:
+        path = spawn_lock_path()
+        paths.ensure_data_dir()
+        deadline = time.monotonic() + self.timeout
+        owner = {"pid": os.getpid(), "created_at": time.time()}
+        while True:
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.FILE_MODE)
+            except FileExistsError:
+                if _break_stale_spawn_lock(path):
+                    continue
+                if time.monotonic() >= deadline:
+                    raise SpawnLockTimeout(f"{path} is held by another launcher") from None
+                time.sleep(POLL_S)
+                continue
+            try:
+                os.write(fd, json.dumps(owner).encode())
+            finally:
+                os.close(fd)
+            self.owner = owner
+            return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        path = spawn_lock_path()
+        if self.owner is not None and _read_json(path) == self.owner:
+            path.unlink(missing_ok=True)
+        self.owner = None
+
+
+# --- finding, starting, stopping --------------------------------------------------------------
+
+
+def probe(port: int, timeout: float = 0.5, host: str = "127.0.0.1") -> dict[str, Any] | None:
+    """The worker's /api/health answer, or None if nothing healthy answers on `port`."""
+    try:
+        response = request("GET", "/api/health", port=port, host=host, timeout=timeout)
+        data = json.loads(response.body) if response.status == 200 else None
+    except (WorkerUnavailable, ValueError):
+        return None
+    if isinstance(data, dict) and isinstance(data.get("pid"), int) and "version" in data:
+        return data
+    return None
+
+
+def address(settings: Settings | None = None) -> tuple[str, int]:
+    """(host, port) the worker should listen on, from settings (env overrides the file)."""
+    settings = settings or load_settings()
+    return settings.get_str("CLAUDE_MEM_WORKER_HOST"), settings.get_int("CLAUDE_MEM_WORKER_PORT")
+
+
+def find_running(settings: Settings | None = None, timeout: float = 0.5) -> WorkerInfo | None:
+    """The healthy worker on the configured port, or on the pid file's port if it moved."""
+    host, port = address(settings)
+    health = probe(port, timeout, host)
+    if health is not None:
+        return WorkerInfo.from_health(health, port, host)
+    info = read_pid_info()
+    other = info.get("port") if info else None
+    if info and isinstance(other, int) and other != port and pid_alive_and_ours(info):
+        health = probe(other, timeout, host)
+        if health is not None:
+            return WorkerInfo.from_health(health, other, host)
+    return None
+
+
+def _spawn(host: str, port: int) -> Popen[bytes]:
+    """Start a detached worker: own session, no inherited fds, stderr appended to a file."""
+    import subprocess  # noqa: PLC0415 - only launchers that actually spawn pay for it
+
+    cwd = paths.ensure_data_dir()
+    log_file = stderr_log_path()
+    paths.ensure_dir(log_file.parent)
+    err = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, paths.FILE_MODE)
+    try:
+        if os.fstat(err).st_size > STDERR_LOG_MAX_BYTES:
+            os.ftruncate(err, 0)
+        argv = [sys.executable, "-m", "claude_mem.worker", "run", "--host", host]
+        proc = subprocess.Popen(
+            [*argv, "--port", str(port)],
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            close_fds=True,
+            cwd=cwd,
+            env=os.environ,
+        )
+    finally:
+        os.close(err)
+    _spawned.append(proc)
+    return proc
+
+
+def _await_health(
+    settings: Settings, deadline: float, proc: Popen[bytes] | None
+) -> WorkerInfo | None:
+    while True:
+        found = find_running(settings, timeout=max(0.05, min(1.0, deadline - time.monotonic())))
+        if found is not None:
+            return found
+        if proc is not None and proc.poll() is not None:
+            proc = None  # it exited (port taken, or another worker won the lock)
+            if not worker_lock_held():
+                return None
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(POLL_S)
+
+
+def ensure_running(settings: Settings | None = None, *, wait_s: float = 5.0) -> WorkerInfo | None:
+    """The running worker, starting one if none is alive; None if none is healthy in `wait_s`.
+
+    Starts at most one process per call and none while a worker process is alive but not
+    (yet) answering: a wedged worker is reported, never answered with a restart storm. Never
+    raises for an unusable data dir or a failed spawn (hooks must not break): logs, then None.
+    """
+    settings = settings or load_settings()
+    host, port = address(settings)
+    health = probe(port, 0.5, host)
+    if health is not None:
+        if not _should_replace(health):
+            return WorkerInfo.from_health(health, port, host)
+        stop()
+    _spawned[:] = [p for p in _spawned if p.poll() is None]
+    deadline = time.monotonic() + wait_s
+    lock = spawn_lock(timeout=wait_s)
+    try:
+        lock.__enter__()
+    except SpawnLockTimeout:
+        return find_running(settings)
+    except OSError as exc:
+        return _start_failed(exc)
+    try:
+        found = find_running(settings)
+        if found is not None:
+            return found
+        proc = None
+        if not worker_lock_held():
+            clear_stale_pid_file()
+            proc = _spawn(host, port)
+        return _await_health(settings, deadline, proc)
+    except OSError as exc:
+        return _start_failed(exc)
+    finally:
+        lock.__exit__(None, None, None)
+
+
+RESTART_MEMORY_S = 600.0
+
+
+def restart_marker_path() -> Path:
+    return paths.state_dir() / "version-restart.json"
+
+
+def _should_replace(health: dict[str, Any]) -> bool:
+    """True once per (old, new) version pair when the running worker is another version.
+
+    The request is remembered for ten minutes, so a worker that comes back at the old
+    version (say, an older install answering) is used as it is rather than restarted again.
+    """
+    running = str(health.get("version", ""))
+    if not running or running == __version__:
+        return False
+    marker = _read_json(restart_marker_path())
+    if (
+        isinstance(marker, dict)
+        and marker.get("from") == running
+        and marker.get("to") == __version__
+        and time.time() - float(marker.get("at", 0)) < RESTART_MEMORY_S
+    ):
+        return False
+    record = {"from": running, "to": __version__, "at": time.time()}
+    paths.write_private_file(restart_marker_path(), json.dumps(record))
+    from claude_mem import log  # noqa: PLC0415
+
+    log.info("worker", "restarting an older worker once", running=running, installed=__version__)
+    return True
+
+
+def _start_failed(exc: OSError) -> None:
+    from claude_mem import log  # noqa: PLC0415
+
+    log.error("worker", "could not start the worker", error=f"{type(exc).__name__}: {exc}")
+
+
+def stop(timeout: float = 10.0) -> bool:
+    """Stop the pid file's worker (SIGTERM, then SIGKILL after `timeout`); True if one was."""
+    import signal  # noqa: PLC0415
+
+    info = read_pid_info()
+    if info is None or not pid_alive_and_ours(info):
+        clear_stale_pid_file()
+        return False
+    pid = info["pid"]
+    if _send(pid, signal.SIGTERM) and not _wait_gone(info, timeout):
+        from claude_mem import log  # noqa: PLC0415
+
+        log.warn("worker", "worker did not stop in time; killing it", pid=pid, timeout_s=timeout)
+        if _send(pid, signal.SIGKILL):
+            _wait_gone(info, 5.0)
+    remove_pid_file(pid)
+    return True
+
+
+def _send(pid: int, signum: int) -> bool:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _wait_gone(info: dict[str, Any], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while True:
+        _reap(info["pid"])
+        if not pid_alive_and_ours(info):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL_S)

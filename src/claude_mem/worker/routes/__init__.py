@@ -1,0 +1,12 @@
+"""All endpoints, one module per group; the app and the OpenAPI document both read ENDPOINTS."""
+
+from claude_mem.worker.api import Endpoint
+from claude_mem.worker.routes import config, context, data, health, sessions
+
+ENDPOINTS: list[Endpoint] = [
+    *health.ENDPOINTS,
+    *sessions.ENDPOINTS,
+    *data.ENDPOINTS,
+    *config.ENDPOINTS,
+    *context.ENDPOINTS,
+]

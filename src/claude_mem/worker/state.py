@@ -1,0 +1,114 @@
+"""What the running worker holds: settings, the store once it is open, the event stream."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import os
+import threading
+import time
+from collections.abc import Callable
+
+from claude_mem import __version__, log
+from claude_mem.settings import Settings
+from claude_mem.settings import load as load_settings
+from claude_mem.store import Database
+from claude_mem.store import queue as queue_store
+from claude_mem.worker.ingest import Ingest
+from claude_mem.worker.stream import Broadcaster
+from claude_mem.worker.token import ensure_token
+
+OPEN_RETRY_MAX_S = 2.0
+QUEUE_STATUS_INTERVAL_S = 0.25
+
+
+class WorkerState:
+    """Two phases: the socket answers at once; the store opens (and migrates) in the background."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or load_settings()
+        self.version = __version__
+        self.pid = os.getpid()
+        self.port: int | None = None
+        self.started_at = time.time()
+        self.token = ensure_token()
+        self.stream = Broadcaster()
+        self.db: Database | None = None
+        self.ingest: Ingest | None = None
+        self._queue_changed = threading.Event()
+        self.error: str | None = None
+        # Set by whoever runs the server (worker.main, test harness): asks it to stop gracefully.
+        self.request_shutdown: Callable[[], None] | None = None
+        self._opening: asyncio.Task[None] | None = None
+        self._status_task: asyncio.Task[None] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.db is not None
+
+    def token_matches(self, presented: str | None) -> bool:
+        return presented is not None and hmac.compare_digest(presented, self.token)
+
+    def reload_settings(self) -> Settings:
+        self.settings = load_settings()
+        return self.settings
+
+    def start_opening(self) -> None:
+        self._opening = asyncio.get_running_loop().create_task(self._open_store())
+
+    async def _open_store(self) -> None:
+        """Open and migrate the store, retrying (the file may be locked or the disk full)."""
+        delay = 0.1
+        while self.db is None:
+            try:
+                db = await asyncio.to_thread(self._open_once)
+            except Exception as exc:  # any failure: report it on /api/readiness and retry
+                self.error = f"{type(exc).__name__}: {exc}"
+                log.warn("worker", "store not ready, retrying", error=self.error)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, OPEN_RETRY_MAX_S)
+                continue
+            self.ingest = Ingest(db, lambda: self.settings, self.stream, self._queue_changed.set)
+            self.db, self.error = db, None
+            log.info("worker", "store ready", path=str(db.path), migrated=db.migrated)
+            self._status_task = asyncio.get_running_loop().create_task(self._publish_queue_status())
+
+    async def _publish_queue_status(self) -> None:
+        """Queue depth for the viewer, at most a few times a second: counting rows on every
+        event would cost the ingest path more than the event itself."""
+        while self.db is not None:
+            await asyncio.sleep(QUEUE_STATUS_INTERVAL_S)
+            if self._queue_changed.is_set() and self.db is not None:
+                self._queue_changed.clear()
+                depth = await asyncio.to_thread(self._queue_counts)
+                self.stream.publish("processing_status", queue=depth)
+
+    def _open_once(self) -> Database:
+        db = Database(redact_secrets=self.settings.get_bool("CLAUDE_MEM_REDACT_SECRETS"))
+        try:
+            with db.write() as conn:
+                # This process holds the single-instance lock, so any row still marked
+                # 'processing' was claimed by a worker that died: give it back.
+                released = queue_store.release_stale(conn)
+            if released:
+                log.warn("worker", "released rows claimed by a previous worker", rows=released)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _queue_counts(self) -> dict[str, int]:
+        db = self.db
+        return queue_store.counts(db.read()) if db is not None else {}
+
+    async def close(self) -> None:
+        """Graceful stop: stop opening, fold the WAL into the file, close the store."""
+        for task in (self._opening, self._status_task):
+            if task is not None and not task.done():
+                task.cancel()
+        self.ingest = None
+        if self.db is not None:
+            db, self.db = self.db, None
+            await asyncio.to_thread(db.checkpoint)
+            db.close()
+        self.stream.close()

@@ -1,0 +1,458 @@
+"""The worker as real processes on real loopback ports: one instance, no leaks, honest health."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from claude_mem import log
+from claude_mem.worker import lifecycle
+from claude_mem.worker.client import request
+from claude_mem.worker.token import read_token
+
+CLI = Path(sys.executable).with_name("claude-mem")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def reported_pid(output: str) -> int:
+    match = re.search(r"pid (\d+)", output)
+    assert match, output
+    return int(match.group(1))
+
+
+def worker_pids(data_dir: Path) -> list[int]:
+    """Live worker processes (not zombies) serving `data_dir`, found through /proc."""
+    marker = f"CLAUDE_MEM_DATA_DIR={data_dir}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            is_worker = b"claude_mem.worker" in argv and b"run" in argv
+            is_worker = is_worker or argv[1:3] == [b"worker", b"run"]
+            if not is_worker or marker not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state not in (b"Z", b"X"):
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def exited(pid: int) -> bool:
+    """Gone, or a zombie: dead, waiting for init (not us) to collect it, which can take a while."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return bool(predicate())
+
+
+class Env:
+    """One test's worker environment: data dir, port and the env every subprocess gets."""
+
+    def __init__(self, data_dir: Path, port: int) -> None:
+        self.data_dir, self.port = data_dir, port
+        self.vars = dict(os.environ)
+
+    def cli(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(CLI), *args],
+            env=self.vars,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def start(self) -> int:
+        done = self.cli("worker", "start")
+        assert done.returncode == 0, done.stderr
+        match = re.search(r"pid (\d+), port (\d+)", done.stdout)
+        assert match, done.stdout
+        assert int(match.group(2)) == self.port
+        return int(match.group(1))
+
+    def health(self) -> dict[str, object] | None:
+        return lifecycle.probe(self.port, timeout=2.0)
+
+    def log_text(self) -> str:
+        return "".join(path.read_text() for path in log.log_files())
+
+
+@pytest.fixture
+def env(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
+    """A fresh port; afterwards the worker is stopped and any survivor is a failure."""
+    port = free_port()
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(port))
+    env = Env(data_dir, port)
+    yield env
+    env.cli("worker", "stop", timeout=30)
+    leaked = worker_pids(data_dir)
+    for pid in leaked:
+        os.kill(pid, signal.SIGKILL)
+    assert not leaked, f"worker processes leaked: {leaked}"
+
+
+def test_concurrent_starts_make_exactly_one_worker(env: Env) -> None:
+    results: list[subprocess.CompletedProcess[str]] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(env.cli("worker", "start")))
+        for _ in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(90)
+    assert len(results) == 8
+    assert all(r.returncode == 0 for r in results), [r.stderr for r in results]
+    reported = {reported_pid(r.stdout) for r in results}
+    assert len(reported) == 1
+    (pid,) = reported
+    info = lifecycle.read_pid_info()
+    assert info is not None
+    assert info["pid"] == pid
+    assert lifecycle.pid_alive_and_ours(info)
+    assert worker_pids(env.data_dir) == [pid]
+    assert env.log_text().count("[worker] listening") == 1  # no second worker ever served
+    assert not lifecycle.spawn_lock_path().exists()
+
+
+def test_start_is_quick_idempotent_and_truthful(env: Env) -> None:
+    began = time.monotonic()
+    pid = env.start()
+    elapsed = time.monotonic() - began
+    assert elapsed < 5.0, f"start took {elapsed:.2f} s"  # sanity only; see bench/
+    health = env.health()
+    assert health is not None
+    assert health["pid"] == pid
+    assert health["port"] == env.port
+    assert env.start() == pid  # a second start reports the running one
+    status = env.cli("worker", "status")
+    assert status.returncode == 0
+    assert f"pid {pid}" in status.stdout
+    as_json = json.loads(env.cli("worker", "status", "--json").stdout)
+    assert as_json["running"] is True
+    assert as_json["pid"] == pid
+    info = lifecycle.read_pid_info()
+    assert info is not None
+    assert info["start_time"] == lifecycle.process_start_time(pid)
+    # Data routes want the token; the hook client sends it.
+    assert request("GET", "/api/openapi.json", port=env.port).status == 401
+    authed = request("GET", "/api/openapi.json", port=env.port, token=read_token())
+    assert authed.status == 200
+    document = authed.json()
+    assert isinstance(document, dict)
+    assert "paths" in document
+
+
+def test_readiness_is_503_until_the_store_opens(env: Env, data_dir: Path) -> None:
+    data_dir.mkdir(parents=True)
+    blocker = sqlite3.connect(data_dir / "claude-mem.db", isolation_level=None)
+    try:
+        blocker.execute("BEGIN EXCLUSIVE")
+        pid = env.start()
+        health = env.health()
+        assert health is not None
+        assert health["pid"] == pid
+        assert health["ready"] is False
+        response = request("GET", "/api/readiness", port=env.port)
+        assert response.status == 503
+        reason = response.json()
+        assert isinstance(reason, dict)
+        assert reason["code"] == "starting"
+        assert reason["error"]
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert wait_until(
+        lambda: request("GET", "/api/readiness", port=env.port).status == 200, timeout=10
+    )
+    assert request("GET", "/api/readiness", port=env.port).json() == {"ready": True, "reason": None}
+
+
+def test_graceful_stop_leaves_nothing_behind(env: Env) -> None:
+    pid = env.start()
+    stopped = env.cli("worker", "stop")
+    assert stopped.returncode == 0
+    assert f"stopped (pid {pid})" in stopped.stdout
+    assert exited(pid)  # already, when stop returns
+    assert lifecycle.clean_shutdown_path().exists()
+    assert not lifecycle.pid_path().exists()
+    assert env.health() is None
+    assert "[worker] stopped" in env.log_text()
+    again = env.cli("worker", "stop")
+    assert again.returncode == 0
+    assert "no worker" in again.stdout
+
+
+def test_kill_9_then_start_recovers_and_logs_the_crash(env: Env) -> None:
+    first = env.start()
+    os.kill(first, signal.SIGKILL)
+    assert wait_until(lambda: exited(first), timeout=5)
+    stale = lifecycle.read_pid_info()
+    assert stale is not None
+    assert stale["pid"] == first  # nobody cleaned up after the crash
+    assert not lifecycle.pid_alive_and_ours(stale)
+    second = env.start()
+    assert second != first
+    health = env.health()
+    assert health is not None
+    assert health["pid"] == second
+    info = lifecycle.read_pid_info()
+    assert info is not None
+    assert info["pid"] == second
+    crash_lines = [
+        line for line in env.log_text().splitlines() if lifecycle.UNCLEAN_MESSAGE in line
+    ]
+    assert len(crash_lines) == 1
+    assert f"pid={first}" in crash_lines[0]
+
+
+def test_restart_replaces_the_worker(env: Env) -> None:
+    first = env.start()
+    done = env.cli("worker", "restart")
+    assert done.returncode == 0, done.stderr
+    second = reported_pid(done.stdout.split("running:", 1)[1])
+    assert second != first
+    assert worker_pids(env.data_dir) == [second]
+    assert lifecycle.UNCLEAN_MESSAGE not in env.log_text()
+
+
+def test_stale_pid_files_are_ignored_and_cleaned(env: Env) -> None:
+    me = os.getpid()
+    real_start = lifecycle.process_start_time(me)
+    assert real_start is not None
+    assert lifecycle.pid_alive_and_ours({"pid": me, "start_time": real_start})
+    reused = {"pid": me, "port": env.port, "start_time": real_start + 1}
+    assert not lifecycle.pid_alive_and_ours(reused)
+    dead_proc = subprocess.Popen(["true"])
+    dead_proc.wait()
+    assert not lifecycle.pid_alive_and_ours({"pid": dead_proc.pid, "start_time": 1})
+    assert not lifecycle.pid_alive_and_ours({"pid": "12"})
+
+    lifecycle.pid_path().parent.mkdir(parents=True)
+    lifecycle.pid_path().write_text("{not json")
+    assert lifecycle.read_pid_info() is None
+    assert lifecycle.clear_stale_pid_file()
+    lifecycle.pid_path().write_text(json.dumps(reused))
+    assert lifecycle.stop() is False  # never signals a recycled pid (this test survives)
+    assert not lifecycle.pid_path().exists()
+    assert lifecycle.UNCLEAN_MESSAGE in env.log_text()
+
+    lifecycle.pid_path().write_text(json.dumps({"pid": dead_proc.pid, "port": env.port}))
+    status = env.cli("worker", "status")
+    assert "not running" in status.stdout
+    pid = env.start()
+    assert pid not in (me, dead_proc.pid)
+    info = lifecycle.read_pid_info()
+    assert info is not None
+    assert info["pid"] == pid
+
+
+def test_port_taken_by_another_program(env: Env) -> None:
+    with socket.create_server(("127.0.0.1", env.port)):
+        done = subprocess.run(
+            [sys.executable, "-m", "claude_mem.worker", "run"],
+            check=False,
+            env=env.vars,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert done.returncode == 1
+        message = done.stderr.strip()
+        assert "\n" not in message
+        assert str(env.port) in message
+        assert "CLAUDE_MEM_WORKER_PORT" in message
+        began = time.monotonic()
+        start = env.cli("worker", "start")
+        assert start.returncode == 1
+        assert time.monotonic() - began < 8  # the failed spawn is noticed, not waited out
+    assert not lifecycle.pid_path().exists()
+    assert worker_pids(env.data_dir) == []
+
+
+def test_status_and_stop_when_not_running(env: Env) -> None:
+    status = env.cli("worker", "status")
+    assert status.returncode == 0
+    assert "not running" in status.stdout
+    as_json = env.cli("worker", "status", "--json")
+    assert as_json.returncode == 0
+    assert json.loads(as_json.stdout)["running"] is False
+
+
+def test_worker_outlives_its_launcher_in_its_own_session(env: Env) -> None:
+    code = (
+        "from claude_mem.worker import lifecycle\n"
+        "info = lifecycle.ensure_running(wait_s=10)\n"
+        "print(info.pid if info else 'none')\n"
+    )
+    launcher = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env.vars,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert launcher.returncode == 0, launcher.stderr
+    pid = int(launcher.stdout.strip())
+    time.sleep(0.2)
+    health = env.health()
+    assert health is not None
+    assert health["pid"] == pid
+    assert os.getsid(pid) == pid
+    assert os.getpgid(pid) == pid
+    assert worker_pids(env.data_dir) == [pid]
+
+
+def test_second_worker_process_exits_at_once(env: Env) -> None:
+    pid = env.start()
+    began = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "claude_mem.worker", "run"],
+        check=False,
+        env=env.vars,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0
+    assert f"already running (pid {pid}, port {env.port})" in done.stdout
+    assert time.monotonic() - began < 5
+    assert worker_pids(env.data_dir) == [pid]
+
+
+def test_instance_lock_is_exclusive(data_dir: Path) -> None:
+    assert not lifecycle.worker_lock_held()
+    fd = lifecycle.acquire_instance_lock()
+    assert fd is not None
+    try:
+        assert lifecycle.worker_lock_held()
+        assert lifecycle.acquire_instance_lock(wait_s=0.05) is None
+    finally:
+        os.close(fd)
+    assert not lifecycle.worker_lock_held()
+
+
+def test_spawn_lock_waits_and_breaks_only_stale_locks(data_dir: Path) -> None:
+    path = lifecycle.spawn_lock_path()
+    with lifecycle.spawn_lock(timeout=1):
+        assert json.loads(path.read_text())["pid"] == os.getpid()
+        began = time.monotonic()
+        with pytest.raises(lifecycle.SpawnLockTimeout):
+            lifecycle.spawn_lock(timeout=0.2).__enter__()
+        assert 0.15 < time.monotonic() - began < 2
+    assert not path.exists()
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    path.write_text(json.dumps({"pid": dead.pid, "created_at": time.time()}))
+    with lifecycle.spawn_lock(timeout=1):  # owner is dead: broken at once
+        assert json.loads(path.read_text())["pid"] == os.getpid()
+
+    path.write_text(json.dumps({"pid": os.getpid(), "created_at": 0}))
+    old = time.time() - lifecycle.SPAWN_LOCK_STALE_S - 5
+    os.utime(path, (old, old))
+    with lifecycle.spawn_lock(timeout=1):  # owner alive but the lock is too old
+        pass
+
+    foreign = {"pid": os.getpid(), "created_at": 1.0}
+    lock = lifecycle.spawn_lock(timeout=1).__enter__()
+    path.write_text(json.dumps(foreign))  # someone else's lock now: release must not remove it
+    lock.__exit__(None, None, None)
+    assert json.loads(path.read_text()) == foreign
+
+
+def test_stop_kills_a_worker_that_ignores_sigterm(data_dir: Path) -> None:
+    code = (
+        "import signal, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        start_time = lifecycle.process_start_time(proc.pid)
+        lifecycle.pid_path().parent.mkdir(parents=True)
+        lifecycle.pid_path().write_text(json.dumps({"pid": proc.pid, "start_time": start_time}))
+        began = time.monotonic()
+        assert lifecycle.stop(timeout=0.3) is True
+        assert time.monotonic() - began < 3
+        assert exited(proc.pid)
+        assert not lifecycle.pid_path().exists()
+        assert "did not stop in time" in "".join(p.read_text() for p in log.log_files())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(5)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def test_shutdown_route_stops_the_worker_cleanly(env: Env) -> None:
+    pid = env.start()
+    response = request("POST", "/api/admin/shutdown", port=env.port, token=read_token())
+    assert response.status == 200
+    assert wait_until(lambda: exited(pid), timeout=10)
+    assert wait_until(lambda: not lifecycle.pid_path().exists(), timeout=2)
+    assert lifecycle.clean_shutdown_path().exists()
+
+
+def test_ensure_running_reports_an_unusable_data_dir_without_raising(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(not_a_dir))
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(free_port()))
+    assert lifecycle.ensure_running(wait_s=1) is None
+
+
+def test_older_worker_is_restarted_once_never_in_a_loop(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old_pid = env.start()
+    # This launcher is a newer install than the running worker.
+    monkeypatch.setattr(lifecycle, "__version__", "99.0.0")
+    replaced = lifecycle.ensure_running(wait_s=10)
+    assert replaced is not None
+    assert replaced.pid != old_pid
+    assert exited(old_pid) or wait_until(lambda: exited(old_pid))
+    # The new worker still reports the old version (same code on disk): asking again must not
+    # restart it a second time.
+    again = lifecycle.ensure_running(wait_s=10)
+    assert again is not None
+    assert again.pid == replaced.pid
+    assert env.log_text().count("restarting an older worker once") == 1

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from claude_mem.worker.limits import truncate_text, truncate_value
+
+
+def test_short_text_untouched() -> None:
+    assert truncate_text("abc", 10) == "abc"
+
+
+def test_long_text_keeps_head_and_tail_with_marker() -> None:
+    text = "H" * 700 + "M" * 10_000 + "T" * 300
+    cut = truncate_text(text, 1000)
+    assert cut.startswith("H" * 700)
+    assert cut.endswith("T" * 300)
+    assert "…[truncated 10,000 of 11,000 chars]…" in cut
+
+
+def test_value_strings_cut_at_every_depth() -> None:
+    value = {"a": ["x" * 50, {"b": "y" * 50}], "n": 5, "ok": "short"}
+    cut = truncate_value(value, field_limit=20, total=10_000)
+    assert isinstance(cut, dict)
+    assert "truncated" in cut["a"][0]
+    assert "truncated" in cut["a"][1]["b"]
+    assert (cut["n"], cut["ok"]) == (5, "short")
+    assert value["a"][0] == "x" * 50  # the input is not modified
+
+
+def test_value_too_big_overall_becomes_cut_json_text() -> None:
+    value = [f"item {i}" for i in range(10_000)]
+    cut = truncate_value(value, field_limit=100, total=2_000)
+    assert isinstance(cut, str)
+    assert cut.startswith('["item 0"')
+    assert "truncated" in cut
+    assert len(cut) < 2_100
+
+
+def test_deep_nesting_without_recursion_error() -> None:
+    deep: list[object] = []
+    node = deep
+    for _ in range(50_000):
+        child: list[object] = []
+        node.append(child)
+        node = child
+    node.append("z" * 100)
+    assert truncate_value(deep, field_limit=10, total=10**9) == "[elided: nesting too deep]"

@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from claude_mem.worker.stream import Broadcaster
+from tests.worker_fixtures import RunningWorker, running_worker
+
+
+@pytest.fixture
+def worker(data_dir: Path) -> Iterator[RunningWorker]:
+    with running_worker() as running:
+        yield running
+
+
+def read_events(worker: RunningWorker, count: int, **params: object) -> list[dict]:
+    """Open the stream, collect `count` data events (after 'connected'), close it."""
+    events: list[dict] = []
+    headers = {}
+    if "last_event_id" in params:
+        headers["last-event-id"] = str(params.pop("last_event_id"))
+    with worker.client.stream("GET", "/api/stream", headers=headers, timeout=10) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                events.append(json.loads(line[6:]))
+                if len(events) >= count:
+                    break
+    return events
+
+
+def post_prompt(worker: RunningWorker, text: str) -> None:
+    response = worker.client.post(
+        "/api/sessions/init", json={"host_session_id": "s", "cwd": "/w/p", "prompt": text}
+    )
+    assert response.status_code == 200
+
+
+def test_events_are_numbered_and_resumable_without_gaps_or_repeats(worker: RunningWorker) -> None:
+    post_prompt(worker, "first")
+    (hello,) = read_events(worker, 1)
+    assert hello["type"] == "connected"
+    seen_up_to = hello["last_id"]
+    assert seen_up_to >= 2  # session_started + new_prompt
+
+    post_prompt(worker, "second")
+    post_prompt(worker, "third")
+    events = read_events(worker, 3, last_event_id=seen_up_to)
+    assert events[0]["type"] == "connected"
+    missed = events[1:]
+    assert [e["prompt"]["text"] for e in missed] == ["second", "third"]
+    ids = [e["id"] for e in missed]
+    assert ids == sorted(set(ids))
+    assert ids[0] == seen_up_to + 1
+
+
+def test_live_event_reaches_a_connected_client(worker: RunningWorker) -> None:
+    import threading
+
+    result: list[list[dict]] = []
+    reader = threading.Thread(target=lambda: result.append(read_events(worker, 3)))
+    reader.start()
+    deadline = 50
+    while worker.state.stream.client_count == 0 and deadline:
+        threading.Event().wait(0.05)
+        deadline -= 1
+    post_prompt(worker, "live one")
+    reader.join(10)
+    types = [e["type"] for e in result[0]]
+    assert types == ["connected", "session_started", "new_prompt"]
+    assert result[0][2]["prompt"]["text"] == "live one"
+
+
+def test_backlog_reports_gap_when_ring_overflowed() -> None:
+    stream = Broadcaster(ring_size=3)
+    for i in range(5):
+        stream.publish("x", n=i)
+    assert stream.backlog(4) == [(5, stream.backlog(4)[0][1])]  # type: ignore[index]
+    assert stream.backlog(5) == []
+    assert stream.backlog(0) is None  # 1 and 2 already fell out of the ring
+
+
+def test_reset_sent_when_resume_point_is_gone() -> None:
+    async def scenario() -> list[str]:
+        stream = Broadcaster(ring_size=2)
+        stream.bind(asyncio.get_running_loop())
+        for i in range(4):
+            stream.publish("x", n=i)
+        chunks = []
+        agen = stream.subscribe(0, {})
+        async for chunk in agen:
+            chunks.append(chunk)
+            if len(chunks) == 3:  # retry hint, reset, connected
+                break
+        await agen.aclose()
+        return chunks
+
+    chunks = asyncio.run(scenario())
+    payloads = [json.loads(c.split("data: ", 1)[1]) for c in chunks if "data: " in c]
+    assert [p["type"] for p in payloads[:2]] == ["reset", "connected"]
