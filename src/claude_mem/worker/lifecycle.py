@@ -26,7 +26,6 @@ from claude_mem.worker.client import WorkerUnavailable, request
 TYPE_CHECKING = False  # `typing` costs ~3 ms of import; annotations are strings anyway
 if TYPE_CHECKING:
     from pathlib import Path
-    from subprocess import Popen
     from typing import Any
 
     from claude_mem.settings import Settings
@@ -36,9 +35,9 @@ POLL_S = 0.02
 STDERR_LOG_MAX_BYTES = 1 << 20
 UNCLEAN_MESSAGE = "previous worker did not shut down cleanly"
 
-# Popen objects of workers this process started: kept so they are reaped, never garbage
-# collected while running (which would warn), and so a long-lived launcher leaves no zombies.
-_spawned: list[Popen[bytes]] = []
+# Pids of workers this process started, reaped once they exit so a long-lived launcher
+# leaves no zombies.
+_spawned: list[int] = []
 
 
 def pid_path() -> Path:
@@ -131,11 +130,9 @@ def _alive(pid: int) -> bool:
 
 def _reap(pid: int) -> None:
     """Collect `pid`'s exit status if it is our child, so it doesn't linger as a zombie."""
-    for proc in _spawned:
-        if proc.pid == pid:  # let Popen collect it, so it knows its child is gone
-            if proc.poll() is not None:
-                _spawned.remove(proc)
-            return
+    if pid in _spawned:
+        _child_exited(pid)
+        return
     try:
         os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:
@@ -389,11 +386,13 @@ def find_running(settings: Settings | None = None, timeout: float = 0.5) -> Work
     return None
 
 
-def _spawn(host: str, port: int) -> Popen[bytes]:
-    """Start a detached worker: own session, no inherited fds, stderr appended to a file."""
-    import subprocess  # noqa: PLC0415 - only launchers that actually spawn pay for it
+def _spawn(host: str, port: int) -> int:
+    """Start a detached worker: own session, stdin/stdout on /dev/null, stderr to a file.
 
-    cwd = paths.ensure_data_dir()
+    posix_spawn, not subprocess: nothing but fds 0-2 is inherited (Python's own fds are
+    non-inheritable), no Popen object outlives the launcher, and hooks skip importing
+    subprocess.
+    """
     log_file = stderr_log_path()
     paths.ensure_dir(log_file.parent)
     err = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, paths.FILE_MODE)
@@ -401,30 +400,42 @@ def _spawn(host: str, port: int) -> Popen[bytes]:
         if os.fstat(err).st_size > STDERR_LOG_MAX_BYTES:
             os.ftruncate(err, 0)
         argv = [sys.executable, "-m", "claude_mem.worker", "run", "--host", host]
-        proc = subprocess.Popen(
+        pid = os.posix_spawn(
+            sys.executable,
             [*argv, "--port", str(port)],
-            start_new_session=True,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            close_fds=True,
-            cwd=cwd,
-            env=os.environ,
+            dict(os.environ),
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_DUP2, err, 2),
+            ],
+            setsid=True,
         )
     finally:
         os.close(err)
-    _spawned.append(proc)
-    return proc
+    _spawned.append(pid)
+    return pid
 
 
-def _await_health(
-    settings: Settings, deadline: float, proc: Popen[bytes] | None
-) -> WorkerInfo | None:
+def _child_exited(pid: int) -> bool:
+    """True (and reaped) if `pid`, a worker this process spawned, has exited."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        done = pid
+    if done:
+        if pid in _spawned:
+            _spawned.remove(pid)
+        return True
+    return False
+
+
+def _await_health(settings: Settings, deadline: float, proc: int | None) -> WorkerInfo | None:
     while True:
         found = find_running(settings, timeout=max(0.05, min(1.0, deadline - time.monotonic())))
         if found is not None:
             return found
-        if proc is not None and proc.poll() is not None:
+        if proc is not None and _child_exited(proc):
             proc = None  # it exited (port taken, or another worker won the lock)
             if not worker_lock_held():
                 return None
@@ -447,7 +458,8 @@ def ensure_running(settings: Settings | None = None, *, wait_s: float = 5.0) -> 
         if not _should_replace(health):
             return WorkerInfo.from_health(health, port, host)
         stop()
-    _spawned[:] = [p for p in _spawned if p.poll() is None]
+    for pid in list(_spawned):
+        _child_exited(pid)
     deadline = time.monotonic() + wait_s
     lock = spawn_lock(timeout=wait_s)
     try:

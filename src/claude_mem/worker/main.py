@@ -14,7 +14,7 @@ import signal
 import socket
 import sys
 
-from claude_mem import log
+from claude_mem import log, paths
 from claude_mem.settings import Settings
 from claude_mem.settings import load as load_settings
 from claude_mem.worker import lifecycle
@@ -60,6 +60,8 @@ def run(port: int | None = None, host: str | None = None) -> int:
         signal.signal(signum, _stop_before_serving)
     lock_fd = None
     try:
+        # Don't hold on to the launcher's folder (it may be a project being deleted).
+        os.chdir(paths.ensure_data_dir())
         lock_fd = lifecycle.acquire_instance_lock(wait_s=LOCK_WAIT_S)
         if lock_fd is None:
             other = lifecycle.read_pid_info() or {}
