@@ -54,18 +54,18 @@ def test_doctor_on_fresh_data_dir(data_dir: Path) -> None:
     checks = {item["check"]: item for item in json.loads(out.stdout)}
     assert checks["full-text search"]["status"] == "ok"
     assert checks["database"]["status"] == "ok"
-    assert "0004_tool_uses_and_queue" in checks["database"]["detail"]
+    assert "0005_token_usage" in checks["database"]["detail"]
     assert str(data_dir) in checks["data dir"]["detail"]
 
 
 def test_doctor_reports_bad_settings_and_unknown_keys(data_dir: Path) -> None:
     paths.ensure_data_dir()
     paths.settings_path().write_text(
-        json.dumps({"CLAUDE_MEM_PROVIDER": "nope", "CLAUDE_MEM_SOMETHING_NEW": 1})
+        json.dumps({"CLAUDE_MEM_LOG_LEVEL": "nope", "CLAUDE_MEM_SOMETHING_NEW": 1})
     )
     out = run("doctor")
     assert out.returncode == 1
-    assert "CLAUDE_MEM_PROVIDER: 'nope' is not allowed" in out.stdout
+    assert "CLAUDE_MEM_LOG_LEVEL: 'nope' is not allowed" in out.stdout
     assert "[warn] settings" in out.stdout
     assert "CLAUDE_MEM_SOMETHING_NEW: unknown key" in out.stdout
 
@@ -154,3 +154,60 @@ def test_main_in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) ->
     else:
         assert cli.main(argv) == 0
     assert "COMMAND" in capsys.readouterr().out
+
+
+def test_doctor_reports_dead_letters_and_unknown_provider(data_dir: Path) -> None:
+    from claude_mem.store import Database
+    from claude_mem.store.queue import claim, enqueue, fail
+    from tests.store_helpers import session
+
+    with Database() as db:
+        sid = session(db)
+        with db.write() as conn:
+            item, _ = enqueue(conn, sid, "observation", {}, dedup_key="x")
+            claim(conn)
+            fail(conn, item, "boom", max_attempts=1)
+    out = run("doctor", env={"CLAUDE_MEM_PROVIDER": "nonexistent"})
+    assert out.returncode == 1
+    assert "[warn] queue              0 pending, 1 dead" in out.stdout
+    assert "nonexistent: not installed; available:" in out.stdout
+
+
+def test_queue_command_lists_retries_and_drops_dead_rows(data_dir: Path) -> None:
+    from claude_mem.store import Database
+    from claude_mem.store.queue import claim, counts, enqueue, fail
+    from tests.store_helpers import session
+
+    with Database() as db:
+        sid = session(db)
+        with db.write() as conn:
+            ids = [enqueue(conn, sid, "observation", {}, dedup_key=k)[0] for k in "ab"]
+            claim(conn)
+            for item in ids:
+                fail(conn, item, f"provider said no to {item}", max_attempts=1)
+    listing = run("queue")
+    assert "0 pending, 0 processing, 2 dead" in listing.stdout
+    assert f"provider said no to {ids[0]}" in listing.stdout
+    assert run("queue", "retry", str(ids[0])).stdout.strip() == "1 dead row(s) queued again"
+    assert run("queue", "drop").stdout.strip() == "1 dead row(s) dropped"
+    with Database() as db:
+        assert counts(db.read()) == {"pending": 1, "processing": 0, "dead": 0}
+
+
+def test_usage_command_reports_spend(data_dir: Path) -> None:
+    from claude_mem.store import Database, usage
+    from tests.store_helpers import session
+
+    assert "compressed offline" in run("usage").stdout
+    with Database() as db:
+        sid = session(db)
+        with db.write() as conn:
+            for _ in range(2):
+                usage.record(conn, session_id=sid, provider="anthropic", model="haiku",
+                             input_tokens=1200, output_tokens=300)  # fmt: skip
+    out = run("usage")
+    assert "today: 3,000 of 500,000 tokens" in out.stdout
+    assert "anthropic" in out.stdout
+    assert "2,400" in out.stdout
+    data = json.loads(run("usage", "--json").stdout)
+    assert data["rows"][0]["calls"] == 2

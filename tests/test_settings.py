@@ -61,14 +61,12 @@ def test_env_overrides_file(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_invalid_value_falls_back_and_names_key_and_allowed_values() -> None:
-    write({"CLAUDE_MEM_PROVIDER": "skynet", "CLAUDE_MEM_WORKER_PORT": 80})
+    write({"CLAUDE_MEM_LOG_LEVEL": "LOUD", "CLAUDE_MEM_WORKER_PORT": 80})
     loaded = settings.load()
-    assert loaded["CLAUDE_MEM_PROVIDER"] == "local"
+    assert loaded["CLAUDE_MEM_LOG_LEVEL"] == "INFO"
     assert loaded["CLAUDE_MEM_WORKER_PORT"] == settings.SPECS["CLAUDE_MEM_WORKER_PORT"].default
     joined = "\n".join(loaded.problems)
-    assert (
-        "CLAUDE_MEM_PROVIDER: 'skynet' is not allowed; expected one of local, anthropic" in joined
-    )
+    assert "CLAUDE_MEM_LOG_LEVEL: 'LOUD' is not allowed; expected one of DEBUG, INFO" in joined
     assert (
         "CLAUDE_MEM_WORKER_PORT: 80 is not allowed; expected a whole number from 1024 to 65535"
         in joined
@@ -85,6 +83,8 @@ def test_invalid_value_falls_back_and_names_key_and_allowed_values() -> None:
         ("CLAUDE_MEM_WORKER_HOST", "0.0.0.0"),
         ("CLAUDE_MEM_MODEL", ["a", "list"]),
         ("CLAUDE_MEM_CONTEXT_FULL_FIELD", "everything"),
+        ("CLAUDE_MEM_PROVIDER", "../evil"),
+        ("CLAUDE_MEM_PROVIDER", ""),
     ],
 )
 def test_spec_rejects(key: str, raw: object) -> None:

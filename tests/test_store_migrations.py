@@ -35,6 +35,10 @@ SEED_AFTER = {
         "INSERT INTO queue (session_id, kind, dedup_key, payload, available_at, created_at)"
         " VALUES (1, 'observation', 'tu-1', '{}', 1004, 1004)",
     ],
+    "0005_token_usage": [
+        "INSERT INTO token_usage (day, session_id, provider, input_tokens, calls)"
+        " VALUES ('2026-11-30', 1, 'anthropic', 100, 1)",
+    ],
 }
 
 

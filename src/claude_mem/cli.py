@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "logs": ("logs", "show the end of today's log (-f to follow)"),
     "settings": ("settings_cmd", "list, get or set settings"),
     "worker": ("worker", "start, stop, restart or inspect the background worker"),
+    "queue": ("queue", "show the compression queue; retry or drop dead-lettered rows"),
+    "usage": ("usage", "LLM tokens spent per day and provider"),
 }
 
 

@@ -58,6 +58,8 @@ class Spec:
             return f"a whole number from {self.minimum} to {self.maximum}"
         if self.kind == "csv":
             return "a comma-separated list"
+        if self.kind == "name":
+            return "a name of lowercase letters, digits, '.', '_' or '-'"
         return "text"
 
     def parse(self, raw: object) -> Value:
@@ -94,6 +96,11 @@ class Spec:
             raise SettingsError(problem)
         if self.kind == "csv":
             return ",".join(item.strip() for item in text.split(",") if item.strip())
+        if self.kind == "name":
+            name = text.lower()
+            if not name or not all(c.isalnum() or c in "._-" for c in name) or not name.isascii():
+                raise SettingsError(problem)
+            return name
         return text
 
 
@@ -123,8 +130,9 @@ _SPECS: tuple[Spec, ...] = (
     Spec(
         "CLAUDE_MEM_PROVIDER",
         "local",
-        "Compressor: 'local' works offline with no model.",
-        choices=("local", "anthropic", "openai-compatible", "gemini", "claude-agent-sdk"),
+        "Compressor: 'local' works offline with no model; built-ins also anthropic, "
+        "openai-compatible, gemini, claude-agent-sdk; plugins add more.",
+        kind="name",
     ),
     Spec(
         "CLAUDE_MEM_FALLBACK_PROVIDERS",
@@ -137,6 +145,28 @@ _SPECS: tuple[Spec, ...] = (
     Spec("CLAUDE_MEM_OPENAI_API_KEY", "", "Key for the OpenAI-compatible provider.", secret=True),
     Spec("CLAUDE_MEM_OPENAI_BASE_URL", "", "Base URL of the OpenAI-compatible API."),
     Spec("CLAUDE_MEM_GEMINI_API_KEY", "", "Gemini API key.", secret=True),
+    Spec(
+        "CLAUDE_MEM_ANTHROPIC_BASE_URL",
+        "",
+        "Base URL of the Anthropic Messages API (a gateway); empty = Anthropic's own.",
+    ),
+    Spec(
+        "CLAUDE_MEM_GEMINI_BASE_URL",
+        "",
+        "Base URL of the Gemini API; empty = Google's own.",
+    ),
+    Spec(
+        "CLAUDE_MEM_CLAUDE_PATH",
+        "",
+        "The `claude` CLI used by the claude-agent-sdk provider; empty = found on PATH.",
+    ),
+    Spec(
+        "CLAUDE_MEM_LLM_TIMEOUT_MS",
+        30_000,
+        "How long one LLM request may take before it is abandoned and retried.",
+        minimum=100,
+        maximum=600_000,
+    ),
     Spec(
         "CLAUDE_MEM_DAILY_TOKEN_BUDGET",
         500_000,

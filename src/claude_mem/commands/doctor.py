@@ -16,6 +16,9 @@ def checks() -> list[dict[str, str]]:
     import sqlite3
 
     from claude_mem import paths, settings
+    from claude_mem.pipeline import registry
+    from claude_mem.pipeline.health import HealthLedger
+    from claude_mem.store import queue
     from claude_mem.store.db import fts5_available, open_database
     from claude_mem.store.migrations import SchemaError
 
@@ -59,8 +62,26 @@ def checks() -> list[dict[str, str]]:
             )
             integrity = db.read().execute("PRAGMA quick_check").fetchone()[0]
             add("database integrity", "ok" if integrity == "ok" else "fail", integrity)
+            counts = queue.counts(db.read())
+            detail = f"{counts['pending']} pending, {counts['dead']} dead"
+            if counts["dead"]:
+                detail += " (see `claude-mem queue`, then `queue retry` or `queue drop`)"
+            add("queue", "warn" if counts["dead"] else "ok", detail)
     except (SchemaError, sqlite3.DatabaseError, OSError) as exc:
         add("database", "fail", str(exc))
+    chain = [
+        loaded.get_str("CLAUDE_MEM_PROVIDER"),
+        *loaded.get_list("CLAUDE_MEM_FALLBACK_PROVIDERS"),
+    ]
+    known = registry.available()
+    for name in dict.fromkeys(chain):
+        if name not in known:
+            add("provider", "fail", f"{name}: not installed; available: {', '.join(known)}")
+    ledger = HealthLedger()
+    warning = ledger.warning(list(dict.fromkeys(chain)))
+    add(
+        "compression", "warn" if warning else "ok", warning or f"provider chain {' → '.join(chain)}"
+    )
     return found
 
 

@@ -31,9 +31,19 @@ def render(
     settings: Settings,
     *,
     now: float | None = None,
+    warning: str | None = None,
 ) -> str:
-    """The context text for `projects` (the last one is the primary); never empty."""
-    now = time.time() if now is None else now
+    """The context text for `projects` (the last one is the primary); never empty.
+
+    `warning` (compression failing) comes first, so the agent can tell the user.
+    """
+    text = _render(conn, projects, settings, time.time() if now is None else now)
+    return f"{warning}\n{text}" if warning else text
+
+
+def _render(
+    conn: sqlite3.Connection, projects: tuple[str, ...], settings: Settings, now: float
+) -> str:
     primary = projects[-1]
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now))
     limit = settings.get_int("CLAUDE_MEM_CONTEXT_OBSERVATIONS")

@@ -30,6 +30,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0002_observations_and_summaries", schema.OBSERVATIONS_AND_SUMMARIES),
     Migration("0003_fulltext", schema.FULLTEXT),
     Migration("0004_tool_uses_and_queue", schema.TOOL_USES_AND_QUEUE),
+    Migration("0005_token_usage", schema.TOKEN_USAGE),
 )
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (

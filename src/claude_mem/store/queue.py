@@ -150,3 +150,24 @@ def _ids_scope(ids: list[int] | None) -> tuple[str, tuple[int, ...]]:
     if ids is None:
         return "", ()
     return f"AND id IN ({', '.join('?' * len(ids))})", tuple(ids)
+
+
+def ready_sessions(
+    conn: sqlite3.Connection, *, now: int | None = None, limit: int = 64
+) -> list[int]:
+    """Sessions with work that may be claimed now, oldest work first."""
+    rows = conn.execute(
+        """SELECT session_id FROM queue WHERE status = 'pending' AND available_at <= ?
+           GROUP BY session_id ORDER BY min(id) LIMIT ?""",
+        (now or now_ms(), limit),
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def dead_items(conn: sqlite3.Connection, limit: int = 100) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        """SELECT id, session_id, kind, dedup_key, attempts, last_error, created_at
+           FROM queue WHERE status = 'dead' ORDER BY id LIMIT ?""",
+        (limit,),
+    )
+    return [dict(row) for row in rows]

@@ -166,3 +166,17 @@ CREATE TABLE queue (
 CREATE INDEX idx_queue_ready ON queue (status, available_at, id);
 CREATE INDEX idx_queue_session ON queue (session_id, status);
 """
+
+TOKEN_USAGE = """
+CREATE TABLE token_usage (
+    day TEXT NOT NULL,
+    session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL DEFAULT '',
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    calls INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (day, session_id, provider, model)
+);
+CREATE INDEX idx_token_usage_session ON token_usage (session_id);
+"""

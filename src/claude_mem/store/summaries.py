@@ -55,3 +55,12 @@ def list_summaries(
     offset: int = 0,
 ) -> list[dict[str, Any]]:
     return newest_first(conn, "session_summaries", projects=projects, limit=limit, offset=offset)
+
+
+def summarized(conn: sqlite3.Connection, session_id: int, prompt_number: int) -> bool:
+    """Whether this turn of the session already has a summary (a re-sent Stop adds none)."""
+    row = conn.execute(
+        "SELECT 1 FROM session_summaries WHERE session_id = ? AND prompt_number IS ? LIMIT 1",
+        (session_id, prompt_number),
+    ).fetchone()
+    return row is not None

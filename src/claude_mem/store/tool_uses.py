@@ -6,7 +6,7 @@ import json
 import sqlite3
 from typing import Any
 
-from claude_mem.store.rows import clean, dump_json, now_ms, row_dict
+from claude_mem.store.rows import clean, dump_json, now_ms
 
 
 def record_tool_use(
@@ -54,16 +54,37 @@ def record_tool_use(
 
 
 def get_tool_use(conn: sqlite3.Connection, tool_use_row_id: int) -> dict[str, Any] | None:
-    data = row_dict(
-        conn.execute("SELECT * FROM tool_uses WHERE id = ?", (tool_use_row_id,)).fetchone()
-    )
-    if data is not None:
-        data["tool_input"] = json.loads(data["tool_input"])
-        data["tool_response"] = json.loads(data["tool_response"])
-    return data
+    found = get_tool_uses(conn, [tool_use_row_id])
+    return found[0] if found else None
 
 
 def link_observation(conn: sqlite3.Connection, tool_use_row_id: int, observation_id: int) -> None:
     conn.execute(
         "UPDATE tool_uses SET observation_id = ? WHERE id = ?", (observation_id, tool_use_row_id)
     )
+
+
+def get_tool_uses(conn: sqlite3.Connection, row_ids: list[int]) -> list[dict[str, Any]]:
+    """Tool events by row id, oldest first, with their JSON decoded."""
+    if not row_ids:
+        return []
+    marks = ", ".join("?" * len(row_ids))
+    rows = conn.execute(
+        f"SELECT * FROM tool_uses WHERE id IN ({marks}) ORDER BY created_at, id", row_ids
+    ).fetchall()
+    found = []
+    for row in rows:
+        data = dict(row)
+        data["tool_input"] = json.loads(data["tool_input"])
+        data["tool_response"] = json.loads(data["tool_response"])
+        found.append(data)
+    return found
+
+
+def recent_for_session(conn: sqlite3.Connection, session_id: int, limit: int = 200) -> list[int]:
+    """Row ids of a session's latest `limit` tool events, oldest first."""
+    rows = conn.execute(
+        "SELECT id FROM tool_uses WHERE session_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+        (session_id, limit),
+    ).fetchall()
+    return [int(r[0]) for r in reversed(rows)]

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import msgspec
 
-from claude_mem import log
+from claude_mem import log, paths
 from claude_mem.privacy import clean_text, clean_value, is_protocol_payload
 from claude_mem.project import ProjectIdentity, resolve_project
 from claude_mem.settings import Settings
@@ -28,6 +30,7 @@ from claude_mem.store.sessions import (
     last_prompt,
     prompt_is_private,
 )
+from claude_mem.store.summaries import summarized
 from claude_mem.store.tool_uses import record_tool_use
 from claude_mem.worker.limits import truncate_text, truncate_value
 from claude_mem.worker.stream import Broadcaster
@@ -96,6 +99,7 @@ class Ingest:
         self.db, self.settings_of, self.stream = db, settings, stream
         self.on_queue_change = on_queue_change
         self._projects: dict[tuple[str | None, str], tuple[float, ProjectIdentity]] = {}
+        self._data_dir = str(paths.data_dir())
 
     @property
     def settings(self) -> Settings:
@@ -111,6 +115,9 @@ class Ingest:
         if cached is not None and cached[0] > now:
             return cached[1]
         identity = resolve_project(cwd, excluded=excluded)
+        if cwd and _inside(cwd, self._data_dir):
+            # Our own observer's sessions (and anything else in the data dir) are never memory.
+            identity = replace(identity, excluded=True, excluded_reason="claude-mem data dir")
         if len(self._projects) >= PROJECT_CACHE_SIZE:
             self._projects.clear()
         self._projects[key] = (now + PROJECT_CACHE_S, identity)
@@ -247,6 +254,8 @@ class Ingest:
             sid, prompt_number, private = _current_turn(conn, event, project.name)
             if private:
                 return IngestResult(status="skipped", reason="private", session_id=sid)
+            if summarized(conn, sid, prompt_number):
+                return IngestResult(status="duplicate", session_id=sid, project=project.name)
             queue_id, created = queue_store.enqueue(
                 conn,
                 sid,
@@ -293,6 +302,11 @@ def _current_turn(
     session = get_session(conn, sid)
     number = int(session["prompt_count"]) if session else 0
     return sid, number, bool(number) and prompt_is_private(conn, sid, number)
+
+
+def _inside(path: str, folder: str) -> bool:
+    resolved = os.path.abspath(os.path.expanduser(path))
+    return resolved == folder or resolved.startswith(folder.rstrip("/") + "/")
 
 
 def _check_ids(host_session_id: str, platform: str) -> None:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 
 from claude_mem import __version__, log
+from claude_mem.pipeline.consumer import Pipeline
 from claude_mem.settings import Settings
 from claude_mem.settings import load as load_settings
 from claude_mem.store import Database
@@ -35,6 +36,7 @@ class WorkerState:
         self.stream = Broadcaster()
         self.db: Database | None = None
         self.ingest: Ingest | None = None
+        self.pipeline: Pipeline | None = None
         self._queue_changed = threading.Event()
         self.error: str | None = None
         # Set by whoever runs the server (worker.main, test harness): asks it to stop gracefully.
@@ -68,7 +70,8 @@ class WorkerState:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, OPEN_RETRY_MAX_S)
                 continue
-            self.ingest = Ingest(db, lambda: self.settings, self.stream, self._queue_changed.set)
+            self.pipeline = Pipeline(db, lambda: self.settings, self.stream)
+            self.ingest = Ingest(db, lambda: self.settings, self.stream, self._on_queue_change)
             self.db, self.error = db, None
             log.info("worker", "store ready", path=str(db.path), migrated=db.migrated)
             self._status_task = asyncio.get_running_loop().create_task(self._publish_queue_status())
@@ -97,6 +100,11 @@ class WorkerState:
             raise
         return db
 
+    def _on_queue_change(self) -> None:
+        self._queue_changed.set()
+        if self.pipeline is not None:
+            self.pipeline.notify()
+
     def _queue_counts(self) -> dict[str, int]:
         db = self.db
         return queue_store.counts(db.read()) if db is not None else {}
@@ -107,6 +115,9 @@ class WorkerState:
             if task is not None and not task.done():
                 task.cancel()
         self.ingest = None
+        if self.pipeline is not None:
+            pipeline, self.pipeline = self.pipeline, None
+            await pipeline.stop()
         if self.db is not None:
             db, self.db = self.db, None
             await asyncio.to_thread(db.checkpoint)

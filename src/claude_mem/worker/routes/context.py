@@ -36,7 +36,9 @@ def inject_context(call: Call) -> Text:
     else:
         raise ApiError(400, "give project=NAME (repeatable) or cwd=PATH", "invalid_query")
     assert state.db is not None
-    return Text(render(state.db.read(), projects, state.settings))
+    pipeline = state.pipeline
+    warning = pipeline.health.warning(pipeline.chain()) if pipeline is not None else None
+    return Text(render(state.db.read(), projects, state.settings, warning=warning))
 
 
 async def event_stream(call: Call) -> StreamingResponse:

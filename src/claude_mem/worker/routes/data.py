@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
@@ -118,6 +118,9 @@ class Stats(msgspec.Struct):
     counts: dict[str, int]
     queue: QueueCounts
     stream_clients: int
+    active_consumers: int
+    provider_chain: list[str]
+    provider_health: dict[str, dict[str, Any]]
 
 
 def _conn(call: Call):  # type: ignore[no-untyped-def]
@@ -215,6 +218,9 @@ def worker_stats(call: Call) -> Stats:
         counts=snapshot["counts"],
         queue=QueueCounts(**snapshot["queue"]),
         stream_clients=state.stream.client_count,
+        active_consumers=state.pipeline.active_sessions if state.pipeline else 0,
+        provider_chain=state.pipeline.chain() if state.pipeline else [],
+        provider_health=state.pipeline.health.snapshot() if state.pipeline else {},
     )
 
 

@@ -1,0 +1,1 @@
+"""Compression: queued tool events and summary requests become observations and summaries."""

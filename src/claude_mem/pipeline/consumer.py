@@ -1,0 +1,419 @@
+"""Drains the durable queue inside the worker: per-session consumers claim rows, run the
+provider chain, and store results and confirm rows in one transaction.
+
+Exactly-once: a row is deleted only in the transaction that stores what it produced. A crash
+anywhere before that leaves it 'processing'; the next worker releases and redoes it, and a
+replay adds nothing twice (tool events already linked to an observation are skipped, and
+observations are deduplicated by content hash).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from claude_mem import log
+from claude_mem.pipeline import registry
+from claude_mem.pipeline.evidence import evidence
+from claude_mem.pipeline.health import HealthLedger
+from claude_mem.pipeline.providers.base import (
+    ObservationDraft,
+    Provider,
+    ProviderError,
+    Result,
+    SessionContext,
+    SummaryInput,
+    ToolEvent,
+)
+from claude_mem.settings import Settings
+from claude_mem.store import Database, usage
+from claude_mem.store import queue as queue_store
+from claude_mem.store.observations import NewObservation, insert_observation
+from claude_mem.store.queue import QueueItem
+from claude_mem.store.rows import of_session
+from claude_mem.store.sessions import get_session
+from claude_mem.store.summaries import NewSummary, insert_summary
+from claude_mem.store.tool_uses import get_tool_uses, link_observation, recent_for_session
+from claude_mem.worker.stream import Broadcaster
+
+BATCH_SIZE = 8  # consecutive events per provider call: fewer calls, shared context
+MAX_ATTEMPTS = 5  # then the row is parked as 'dead' for `claude-mem queue retry|drop`
+POLL_S = 1.0  # how often to look for rows whose retry delay has passed
+LLM_CONCURRENCY = 2
+
+
+class Pipeline:
+    """The queue's consumers. `notify()` (any thread) says new work arrived."""
+
+    def __init__(
+        self,
+        db: Database,
+        settings_of: Callable[[], Settings],
+        stream: Broadcaster,
+        health: HealthLedger | None = None,
+    ) -> None:
+        self.db, self.settings_of, self.stream = db, settings_of, stream
+        self.health = health or HealthLedger()
+        self._providers: dict[str, Provider] = {}
+        self._settings_seen: Settings | None = None
+        self._consumers: dict[int, asyncio.Task[None]] = {}
+        self._wake = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        self._llm_slots = asyncio.Semaphore(LLM_CONCURRENCY)
+        self._stopping = False
+        self._task = self._loop.create_task(self._dispatch())
+
+    # --- control -------------------------------------------------------------------------
+
+    def notify(self) -> None:
+        self._loop.call_soon_threadsafe(self._wake.set)
+
+    @property
+    def active_sessions(self) -> int:
+        return len(self._consumers)
+
+    async def stop(self, grace_s: float = 5.0) -> None:
+        """Let in-flight work finish briefly; anything unfinished is redone after restart."""
+        self._stopping = True
+        self._wake.set()
+        tasks = [self._task, *self._consumers.values()]
+        _, pending = await asyncio.wait(tasks, timeout=grace_s)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
+
+    async def drained(self, timeout: float = 30.0) -> bool:
+        """True once nothing is pending or processing (for tests, the demo and benchmarks)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            counts = await asyncio.to_thread(lambda: queue_store.counts(self.db.read()))
+            if counts["pending"] == 0 and counts["processing"] == 0:
+                return True
+            self.notify()
+            await asyncio.sleep(0.05)
+        return False
+
+    # --- dispatch --------------------------------------------------------------------------
+
+    async def _dispatch(self) -> None:
+        while not self._stopping:
+            try:
+                ready = await asyncio.to_thread(lambda: queue_store.ready_sessions(self.db.read()))
+            except Exception as exc:  # the store may be briefly unavailable; try again
+                log.error("pipeline", "could not look for work", error=repr(exc))
+                ready = []
+            for session_id in ready:
+                if session_id not in self._consumers:
+                    task = self._loop.create_task(self._consume(session_id))
+                    self._consumers[session_id] = task
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), POLL_S)
+
+    async def _consume(self, session_id: int) -> None:
+        """One session's consumer: runs while it has ready rows, then goes idle (exits)."""
+        try:
+            while not self._stopping:
+                items = await asyncio.to_thread(self._claim, session_id)
+                if not items:
+                    return
+                for group in _groups(items):
+                    if self._stopping:
+                        return  # claimed rows are released on the next start
+                    if group[0].kind == "summary":
+                        await self._summarize(session_id, group[0])
+                    else:
+                        await self._observe(session_id, group)
+        except Exception as exc:  # a bug must not kill the worker; rows stay claimed → redone
+            log.error("pipeline", "consumer crashed", session_id=session_id, error=repr(exc))
+        finally:
+            self._consumers.pop(session_id, None)
+
+    def _claim(self, session_id: int) -> list[QueueItem]:
+        with self.db.write() as conn:
+            return queue_store.claim(conn, session_id=session_id, limit=BATCH_SIZE * 4)
+
+    # --- observations ----------------------------------------------------------------------
+
+    async def _observe(self, session_id: int, items: list[QueueItem]) -> None:
+        ctx, events, done = await asyncio.to_thread(self._load_events, session_id, items)
+        if not events:
+            await asyncio.to_thread(self._complete, items)
+            return
+        try:
+            result, name = await self._run_chain(session_id, lambda p: p.compress(events, ctx))
+        except ProviderError as exc:
+            await asyncio.to_thread(self._fail, items, exc)
+            return
+        created = await asyncio.to_thread(
+            self._store_observations, ctx, events, items, result, name
+        )
+        for row in created:
+            self.stream.publish("new_observation", observation=row)
+        log.debug("pipeline", "observations stored", session_id=session_id, count=len(created),
+                  provider=name, skipped_replayed=done)  # fmt: skip
+
+    def _load_events(
+        self, session_id: int, items: list[QueueItem]
+    ) -> tuple[SessionContext, list[ToolEvent], int]:
+        conn = self.db.read()
+        ctx = _context(conn, session_id)
+        row_ids = [int(item.payload.get("tool_use_row_id", 0)) for item in items]
+        rows = get_tool_uses(conn, row_ids)
+        fresh = [row for row in rows if row["observation_id"] is None]  # replays skip
+        return ctx, [_event(row) for row in fresh], len(rows) - len(fresh)
+
+    def _store_observations(
+        self,
+        ctx: SessionContext,
+        events: list[ToolEvent],
+        items: list[QueueItem],
+        result: Result,
+        provider: str,
+    ) -> list[dict[str, Any]]:
+        by_id = {event.tool_use_row_id: event for event in events}
+        tokens = result.input_tokens + result.output_tokens
+        share = tokens // max(1, len(result.observations))
+        generated_by = f"{provider}:{result.model}" if result.model else provider
+        created: list[dict[str, Any]] = []
+        with self.db.write() as conn:
+            for draft in result.observations:
+                sources = [by_id[i] for i in draft.source_event_ids if i in by_id] or events
+                obs_id, new = insert_observation(
+                    conn, _observation(ctx, draft, sources, share, generated_by),
+                    redact=self.db.redact_secrets,
+                )  # fmt: skip
+                for event in sources:
+                    link_observation(conn, event.tool_use_row_id, obs_id)
+                if new:
+                    created.append({"id": obs_id, "session_id": ctx.session_id,
+                                    "project": ctx.project, "type": draft.type,
+                                    "title": draft.title})  # fmt: skip
+            if tokens:
+                usage.record(conn, session_id=ctx.session_id, provider=provider,
+                             model=result.model, input_tokens=result.input_tokens,
+                             output_tokens=result.output_tokens)  # fmt: skip
+            queue_store.complete(conn, [item.id for item in items])
+        return created
+
+    # --- summaries -------------------------------------------------------------------------
+
+    async def _summarize(self, session_id: int, item: QueueItem) -> None:
+        ctx, request = await asyncio.to_thread(self._load_summary, session_id, item)
+        try:
+            result, name = await self._run_chain(session_id, lambda p: p.summarize(request, ctx))
+        except ProviderError as exc:
+            await asyncio.to_thread(self._fail, [item], exc)
+            return
+        summary_id = await asyncio.to_thread(self._store_summary, ctx, item, result, name)
+        if summary_id is not None:
+            self.stream.publish("new_summary", summary={"id": summary_id, "session_id": session_id,
+                                                        "project": ctx.project})  # fmt: skip
+
+    def _load_summary(
+        self, session_id: int, item: QueueItem
+    ) -> tuple[SessionContext, SummaryInput]:
+        conn = self.db.read()
+        ctx = _context(conn, session_id)
+        events = [_event(row) for row in get_tool_uses(conn, recent_for_session(conn, session_id))]
+        stored = [
+            ObservationDraft(type=row["type"], title=row["title"], subtitle=row["subtitle"],
+                             narrative=row["narrative"], facts=row["facts"],
+                             concepts=row["concepts"], files_read=row["files_read"],
+                             files_modified=row["files_modified"])
+            for row in of_session(conn, "observations", session_id)
+        ]  # fmt: skip
+        message = str(item.payload.get("last_assistant_message", ""))
+        return ctx, SummaryInput(message, tuple(events), tuple(stored))
+
+    def _store_summary(
+        self, ctx: SessionContext, item: QueueItem, result: Result, provider: str
+    ) -> int | None:
+        draft = result.summary
+        with self.db.write() as conn:
+            summary_id = None
+            if draft is not None:
+                summary_id = insert_summary(
+                    conn,
+                    NewSummary(
+                        session_id=ctx.session_id, project=ctx.project, request=draft.request,
+                        investigated=draft.investigated, learned=draft.learned,
+                        completed=draft.completed, next_steps=draft.next_steps, notes=draft.notes,
+                        prompt_number=item.payload.get("prompt_number"),
+                        discovery_tokens=result.input_tokens + result.output_tokens,
+                        generated_by=f"{provider}:{result.model}" if result.model else provider,
+                        created_at=item.created_at,
+                    ),
+                    redact=self.db.redact_secrets,
+                )  # fmt: skip
+            if result.input_tokens + result.output_tokens:
+                usage.record(conn, session_id=ctx.session_id, provider=provider,
+                             model=result.model, input_tokens=result.input_tokens,
+                             output_tokens=result.output_tokens)  # fmt: skip
+            queue_store.complete(conn, [item.id])
+        return summary_id
+
+    # --- providers -------------------------------------------------------------------------
+
+    def chain(self) -> list[str]:
+        """The configured provider, then the fallbacks, each once."""
+        settings = self.settings_of()
+        names = [settings.get_str("CLAUDE_MEM_PROVIDER"), *settings.get_list(
+            "CLAUDE_MEM_FALLBACK_PROVIDERS")]  # fmt: skip
+        return list(dict.fromkeys(name for name in names if name))
+
+    async def _run_chain(
+        self, session_id: int, call: Callable[[Provider], Awaitable[Result]]
+    ) -> tuple[Result, str]:
+        """The first provider in the chain that can process the work; ProviderError if none."""
+        last: ProviderError = ProviderError("setup_required", "no provider configured")
+        for name in self.chain():
+            reason = self.health.paused(name) or await asyncio.to_thread(
+                self._over_budget, name, session_id
+            )
+            if reason:
+                last = ProviderError("setup_required", f"{name} skipped: {reason}")
+                continue
+            try:
+                provider = self._provider(name)
+                if name == "local":
+                    result = await call(provider)
+                else:
+                    async with self._llm_slots:
+                        result = await call(provider)
+            except ProviderError as exc:
+                self.health.failed(name, exc)
+                log.warn("pipeline", "provider failed", provider=name, kind=exc.kind,
+                         error=exc.message)  # fmt: skip
+                last = exc
+                continue
+            except Exception as exc:  # a provider bug: try the next one
+                self.health.failed(name, exc)
+                log.error("pipeline", "provider raised", provider=name, error=repr(exc))
+                last = ProviderError("unrecoverable", f"{name}: {exc!r}")
+                continue
+            self.health.ok(name)
+            return result, name
+        raise last
+
+    def _provider(self, name: str) -> Provider:
+        settings = self.settings_of()
+        if settings is not self._settings_seen:  # settings changed (a new key, say): rebuild
+            self._providers.clear()
+            self._settings_seen = settings
+        if name not in self._providers:
+            try:
+                self._providers[name] = registry.create(name, settings)
+            except ValueError as exc:
+                raise ProviderError("setup_required", str(exc)) from None
+        return self._providers[name]
+
+    def _over_budget(self, name: str, session_id: int) -> str | None:
+        """Why an LLM provider must not be called (token budgets), or None; local is free."""
+        if name == "local":
+            return None
+        settings = self.settings_of()
+        conn = self.db.read()
+        daily = settings.get_int("CLAUDE_MEM_DAILY_TOKEN_BUDGET")
+        if usage.spent_on_day(conn) >= daily:
+            return f"daily token budget of {daily:,} reached"
+        per_session = settings.get_int("CLAUDE_MEM_SESSION_TOKEN_BUDGET")
+        if usage.spent_on_session(conn, session_id) >= per_session:
+            return f"session token budget of {per_session:,} reached"
+        return None
+
+    # --- failure ---------------------------------------------------------------------------
+
+    def _fail(self, items: list[QueueItem], error: ProviderError) -> None:
+        with self.db.write() as conn:
+            for item in items:
+                delay = int(min(600_000, 2_000 * 2**item.attempts))
+                if error.retry_after:
+                    delay = max(delay, int(error.retry_after * 1000))
+                status = queue_store.fail(conn, item.id, f"{error.kind}: {error.message}",
+                                          max_attempts=MAX_ATTEMPTS, retry_in_ms=delay)  # fmt: skip
+                if status == "dead":
+                    log.error("pipeline", "queue row parked as dead", queue_id=item.id,
+                              error=error.message)  # fmt: skip
+
+    def _complete(self, items: list[QueueItem]) -> None:
+        with self.db.write() as conn:
+            queue_store.complete(conn, [item.id for item in items])
+
+
+def _groups(items: list[QueueItem]) -> list[list[QueueItem]]:
+    """Runs of consecutive observation rows (≤ BATCH_SIZE); each summary row on its own."""
+    groups: list[list[QueueItem]] = []
+    for item in items:
+        if (
+            item.kind == "observation"
+            and groups
+            and groups[-1][0].kind == "observation"
+            and len(groups[-1]) < BATCH_SIZE
+        ):
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return groups
+
+
+def _context(conn: Any, session_id: int) -> SessionContext:
+    session = get_session(conn, session_id) or {}
+    prompts = tuple(
+        row["text"] for row in of_session(conn, "user_prompts", session_id) if not row["is_private"]
+    )
+    return SessionContext(
+        session_id=session_id,
+        project=str(session.get("project", "unknown-project")),
+        platform=str(session.get("platform", "")),
+        cwd=session.get("cwd"),
+        prompts=prompts,
+    )
+
+
+def _event(row: dict[str, Any]) -> ToolEvent:
+    return ToolEvent(
+        tool_use_row_id=row["id"],
+        tool_name=row["tool_name"],
+        tool_input=row["tool_input"],
+        tool_response=row["tool_response"],
+        cwd=row["cwd"],
+        prompt_number=row["prompt_number"],
+        agent_type=row["agent_type"],
+        agent_id=row["agent_id"],
+        created_at=row["created_at"],
+    )
+
+
+def _observation(
+    ctx: SessionContext,
+    draft: ObservationDraft,
+    sources: list[ToolEvent],
+    tokens: int,
+    generated_by: str,
+) -> NewObservation:
+    """A draft made storable; its file lists come from the tool inputs, never from a model."""
+    files_read, files_modified = evidence(sources)
+    first = sources[0]
+    return NewObservation(
+        session_id=ctx.session_id,
+        project=ctx.project,
+        type=draft.type,
+        title=draft.title,
+        subtitle=draft.subtitle,
+        narrative=draft.narrative,
+        facts=draft.facts,
+        concepts=draft.concepts,
+        files_read=files_read,
+        files_modified=files_modified,
+        prompt_number=max((e.prompt_number or 0 for e in sources), default=0) or None,
+        discovery_tokens=tokens,
+        agent_type=first.agent_type,
+        agent_id=first.agent_id,
+        generated_by=generated_by,
+        created_at=min(e.created_at for e in sources) or None,
+    )

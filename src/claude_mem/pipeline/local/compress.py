@@ -1,0 +1,82 @@
+"""Tool events to observation drafts: each event described by its kind, noise dropped,
+consecutive edits merged, and the final limits applied."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from claude_mem.pipeline.evidence import evidence, tool_kind
+from claude_mem.pipeline.local.edits import edit_note, notebook_note, patch_note, write_note
+from claude_mem.pipeline.local.lookups import glob_note, grep_note, ls_note, read_note
+from claude_mem.pipeline.local.merge import merge_groups, merged_note
+from claude_mem.pipeline.local.note import Note, Scope
+from claude_mem.pipeline.local.shell_notes import shell_note
+from claude_mem.pipeline.local.text import (
+    FACT_CHARS,
+    MAX_FACTS,
+    NARRATIVE_CHARS,
+    SUBTITLE_CHARS,
+    TITLE_CHARS,
+    clip,
+    dedup,
+)
+from claude_mem.pipeline.local.tools import task_note, tool_note
+from claude_mem.pipeline.local.web import fetch_note, websearch_note
+from claude_mem.pipeline.providers.base import ObservationDraft, SessionContext, ToolEvent
+
+_Describer = Callable[[ToolEvent, Scope], Note | None]
+_DESCRIBERS: dict[str, _Describer] = {
+    "edit": edit_note,
+    "write": write_note,
+    "notebook": notebook_note,
+    "patch": patch_note,
+    "read": read_note,
+    "read_many": read_note,
+    "grep": grep_note,
+    "glob": glob_note,
+    "ls": ls_note,
+    "fetch": fetch_note,
+    "websearch": websearch_note,
+    "task": task_note,
+    "shell": shell_note,
+}
+
+
+def event_notes(events: Sequence[ToolEvent], ctx: SessionContext) -> list[Note]:
+    """Each event's note, in order; noise gives none."""
+    scope = Scope(ctx)
+    notes: list[Note] = []
+    for event in events:
+        kind = tool_kind(event.tool_name)
+        if kind == "noise":
+            continue
+        note = _DESCRIBERS.get(kind, tool_note)(event, scope)
+        if note is None:
+            continue
+        # Only a failing program hints that later edits fix something; a failed tool call
+        # (an Edit whose text wasn't found) does not.
+        scope.seen_failure |= note.failed and note.kind in ("failure", "test")
+        notes.append(note)
+    return notes
+
+
+def _draft(group: list[Note]) -> ObservationDraft:
+    note = group[0] if len(group) == 1 else merged_note(group)
+    events = [item.event for item in group]
+    read, modified = evidence(events)
+    return ObservationDraft(
+        type=note.type,
+        title=clip(note.title, TITLE_CHARS) or "Used a tool",
+        subtitle=clip(note.subtitle, SUBTITLE_CHARS),
+        narrative=clip(note.narrative, NARRATIVE_CHARS),
+        facts=dedup(clip(fact, FACT_CHARS) for fact in note.facts)[:MAX_FACTS],
+        concepts=dedup(note.concepts),
+        files_read=read,
+        files_modified=modified,
+        source_event_ids=[event.tool_use_row_id for event in events],
+    )
+
+
+def compress_events(events: Sequence[ToolEvent], ctx: SessionContext) -> list[ObservationDraft]:
+    """The observations for a batch of one session's tool events, in event order."""
+    return [_draft(group) for group in merge_groups(event_notes(events, ctx))]

@@ -1,0 +1,1 @@
+"""Compressors. Built-ins register through the same contract a third-party provider would."""
