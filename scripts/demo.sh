@@ -3,5 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
-.venv/bin/claude-mem doctor
-.venv/bin/claude-mem status
+exec .venv/bin/claude-mem demo "$@"

@@ -22,6 +22,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "worker": ("worker", "start, stop, restart or inspect the background worker"),
     "queue": ("queue", "show the compression queue; retry or drop dead-lettered rows"),
     "usage": ("usage", "LLM tokens spent per day and provider"),
+    "hook": ("hook", "run one agent hook: payload on stdin, answer on stdout"),
+    "demo": ("demo", "replay recorded coding sessions through the hooks and show the memory"),
+    "install": ("install", "add our hooks to Claude Code, Codex, Cursor, Gemini CLI or Windsurf"),
+    "uninstall": ("uninstall", "remove our hooks from an agent's config (memory is kept)"),
 }
 
 

@@ -6,6 +6,7 @@ closed: an unclosed tag hides the rest of the text. Every scan is linear-time be
 input is untrusted and the hook runs on the user's critical path.
 """
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -176,27 +177,34 @@ _CLOSERS = ")]}>"
 # Value-shaped tokens, replaced whole. Each pattern starts with a literal so the engine can
 # skip ahead quickly; the left boundary is a lookbehind placed after that literal for the same
 # reason. Unbounded runs are at the end of the pattern or possessive: no backtracking.
-_TOKEN_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.DOTALL | re.ASCII), f"[REDACTED:{kind}]")
-    for pattern, kind in (
-        # No END line: everything after BEGIN may be key material, so fail closed.
-        (
-            r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----"
-            r"(?:.*?-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----|.*)",
-            "private-key",
-        ),
-        (r"eyJ(?<![\w-]eyJ)[\w-]++\.eyJ[\w-]++\.[\w-]*+", "jwt"),
-        (r"sk-(?<![A-Za-z0-9]sk-)[\w-]{20,}", "api-key"),
-        (r"gh(?<!\wgh)[pousr]_[A-Za-z0-9]{30,}", "github-token"),
-        (r"github_pat_(?<!\wgithub_pat_)\w{40,}", "github-token"),
-        (r"AKIA(?<!\wAKIA)[A-Z0-9]{16}(?!\w)", "aws-access-key"),
-        (r"ASIA(?<!\wASIA)[A-Z0-9]{16}(?!\w)", "aws-access-key"),
-        (r"xox(?<![\w-]xox)[baprs]-[A-Za-z0-9-]{10,}", "slack-token"),
-        (r"AIza(?<![\w-]AIza)[\w-]{35,}", "google-api-key"),
-    )
+_TOKEN_SOURCES: tuple[tuple[str, str], ...] = (
+    # No END line: everything after BEGIN may be key material, so fail closed.
+    (
+        r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----"
+        r"(?:.*?-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY-----|.*)",
+        "private-key",
+    ),
+    (r"eyJ(?<![\w-]eyJ)[\w-]++\.eyJ[\w-]++\.[\w-]*+", "jwt"),
+    (r"sk-(?<![A-Za-z0-9]sk-)[\w-]{20,}", "api-key"),
+    (r"gh(?<!\wgh)[pousr]_[A-Za-z0-9]{30,}", "github-token"),
+    (r"github_pat_(?<!\wgithub_pat_)\w{40,}", "github-token"),
+    (r"AKIA(?<!\wAKIA)[A-Z0-9]{16}(?!\w)", "aws-access-key"),
+    (r"ASIA(?<!\wASIA)[A-Z0-9]{16}(?!\w)", "aws-access-key"),
+    (r"xox(?<![\w-]xox)[baprs]-[A-Za-z0-9-]{10,}", "slack-token"),
+    (r"AIza(?<![\w-]AIza)[\w-]{35,}", "google-api-key"),
 )
+
+
+@functools.cache
+def _token_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """Compiled on first use: most text never needs them (see _TRIGGER)."""
+    return tuple(
+        (re.compile(p, re.DOTALL | re.ASCII), f"[REDACTED:{k}]") for p, k in _TOKEN_SOURCES
+    )
+
+
 # Only the password of `scheme://user:password@host`; it runs to the last '@' of the authority.
-_URL_PASSWORD = re.compile(rf"(://[^\s/?#@:]*+:)(?!{_MARK}@)[^\s/?#]+(?=@)")
+_URL_PASSWORD = rf"(://[^\s/?#@:]*+:)(?!{_MARK}@)[^\s/?#]+(?=@)"
 _URL_PASSWORD_REPL = r"\1[REDACTED:url-password]"
 
 # Case-insensitive rules run on a lowercased copy of the same length, so offsets match. Each
@@ -212,28 +220,33 @@ _VALUE = (
     rf"|\\[\"'](?!{_FOLDED_MARK}(?![^\"'\\\n]))(?P<eq>[^\"'\\\n]*+)"  # JSON inside a string
     rf"|(?!\\[\"']|{_FOLDED_MARK}[)\]}}>]*+(?!{_PLAIN}))(?P<uq>{_PLAIN}++))"
 )
-_FOLDED_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), f"[REDACTED:{kind}]")
-    for pattern, kind in (
-        (
-            r"authorization(?>\\?[\"']?[ \t]*+[:=][ \t]*+\\?[\"']?"
-            r"(?:(?:bearer|basic|token|digest)[ \t]++)?+)"
-            rf"(?!{_FOLDED_MARK}[)\]}}>]*+(?![^\s\"'`,;&\\]))(?P<av>[^\s\"'`,;&\\]{{8,}})",
-            "auth-token",
-        ),
-        (r"bearer(?<![a-z0-9_]bearer)[ \t]++(?P<bv>[a-z0-9._~+/-]{16,}=*)", "auth-token"),
-        (r"passw(?:ord|d)" + _SEP + _VALUE, "password"),
-        (r"pwd" + _SEP + _VALUE, "password"),
-        (r"secret(?:[_-]?key)?+" + _SEP + _VALUE, "secret"),
-        (r"token" + _SEP + _VALUE, "token"),
-        (r"api[_-]?key" + _SEP + _VALUE, "api-key"),
-        (r"private[_-]?key" + _SEP + _VALUE, "private-key"),
-        (r"aws[_-]?secret[_-]?access[_-]?key" + _SEP + _VALUE, "aws-secret"),
-    )
+_FOLDED_SOURCES: tuple[tuple[str, str], ...] = (
+    (
+        r"authorization(?>\\?[\"']?[ \t]*+[:=][ \t]*+\\?[\"']?"
+        r"(?:(?:bearer|basic|token|digest)[ \t]++)?+)"
+        rf"(?!{_FOLDED_MARK}[)\]}}>]*+(?![^\s\"'`,;&\\]))(?P<av>[^\s\"'`,;&\\]{{8,}})",
+        "auth-token",
+    ),
+    (r"bearer(?<![a-z0-9_]bearer)[ \t]++(?P<bv>[a-z0-9._~+/-]{16,}=*)", "auth-token"),
+    (r"passw(?:ord|d)" + _SEP + _VALUE, "password"),
+    (r"pwd" + _SEP + _VALUE, "password"),
+    (r"secret(?:[_-]?key)?+" + _SEP + _VALUE, "secret"),
+    (r"token" + _SEP + _VALUE, "token"),
+    (r"api[_-]?key" + _SEP + _VALUE, "api-key"),
+    (r"private[_-]?key" + _SEP + _VALUE, "private-key"),
+    (r"aws[_-]?secret[_-]?access[_-]?key" + _SEP + _VALUE, "aws-secret"),
 )
+
+
+@functools.cache
+def _folded_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """Compiled on first use: most text never needs them (see _TRIGGER)."""
+    return tuple((re.compile(p), f"[REDACTED:{k}]") for p, k in _FOLDED_SOURCES)
+
+
 # A dict key that names a secret hides its whole scalar value, the structured twin of the
 # `key=value` rules above (`{"DB_PASSWORD": "hunter2"}` has no separator inside one string).
-_SECRET_KEY = re.compile(
+_SECRET_KEY = (
     r"(?:(?P<password>passw(?:ord|d)|pwd)|(?P<aws_secret>aws[_-]?secret[_-]?access[_-]?key)"
     r"|(?P<secret>secret(?:[_-]?key)?)|(?P<token>token)|(?P<api_key>api[_-]?key)"
     r"|(?P<private_key>private[_-]?key))\Z"
@@ -246,7 +259,7 @@ def _folded_spans(text: str) -> list[tuple[int, int, str]]:
     if len(folded) != len(text):  # a few non-ASCII letters lowercase to two characters
         folded = text.translate(_ASCII_LOWER)
     spans: list[tuple[int, int, str]] = []
-    for pattern, marker in _FOLDED_RULES:
+    for pattern, marker in _folded_rules():
         for m in pattern.finditer(folded):
             group = m.lastgroup or ""  # the value group is always the last one to close
             start, end = m.span(group)
@@ -259,9 +272,9 @@ def _folded_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def _redact_once(text: str) -> str:
-    for pattern, marker in _TOKEN_RULES:
+    for pattern, marker in _token_rules():
         text = pattern.sub(marker, text)
-    text = _URL_PASSWORD.sub(_URL_PASSWORD_REPL, text)
+    text = re.sub(_URL_PASSWORD, _URL_PASSWORD_REPL, text)
     parts: list[str] = []
     kept = 0
     for start, end, marker in _folded_spans(text):
@@ -330,7 +343,7 @@ def _secret_marker(key: object, value: object) -> str | None:
         return None
     if _MARKER_ONLY.fullmatch(str(value)):
         return None
-    m = _SECRET_KEY.search(key.lower())
+    m = re.search(_SECRET_KEY, key.lower())
     return None if m is None else f"[REDACTED:{(m.lastgroup or '').replace('_', '-')}]"
 
 

@@ -9,14 +9,30 @@ Also served: `POST /v1/messages/count_tokens`, `GET /v1/models`, `HEAD|GET /` (2
 404 not_found_error for anything else. Query strings (`?beta=true`) are ignored.
 
 Reply options (`Reply.options`): `stream_error` = an error dict sent as an `error` event
-after the first delta; `cut_stream` = True to stop before message_stop; `stop_reason`.
+after the first delta; `cut_stream` = True to stop before message_stop; `stop_reason`;
+`tool_uses` = a list of `{"id", "name", "input"}` tool calls (see `tool_use()`).
+
+Scripted tool calls, to drive an agent (e.g. the real Claude Code CLI) through tool turns:
+
+    api.script(tool_use("Bash", {"command": "ls"}), tool_use("Read", {"file_path": p}),
+               answer("Done: ..."))
+
+A tool_use reply's content is an optional text block, then one `tool_use` block per call,
+and its stop_reason is "tool_use". Streamed, each call is a content_block_start carrying the
+block with an empty `input`, `input_json_delta` deltas whose `partial_json` pieces join into
+the input's JSON, and a content_block_stop; message_delta then says `stop_reason: tool_use`.
+The agent runs the tool and sends its next request with the `tool_result`; the next
+scripted reply answers it. `tool_result_ids(request)` lists the tool results a request
+carries, so a `when=` can wait for the right turn.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import math
-from collections.abc import Iterator
+import uuid
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tests.llm_mocks.server import (
@@ -30,7 +46,7 @@ from tests.llm_mocks.server import (
     sse,
 )
 
-__all__ = ["ERROR_TYPES", "AnthropicMock", "anthropic_mock"]
+__all__ = ["ERROR_TYPES", "AnthropicMock", "anthropic_mock", "tool_result_ids", "tool_use"]
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -45,6 +61,66 @@ ERROR_TYPES = {
     529: "overloaded_error",
 }
 MODELS = ("claude-haiku-4-5", "claude-sonnet-4-5", "claude-opus-4-1")
+
+
+def tool_use(
+    name: str,
+    tool_input: Mapping[str, Any],
+    *,
+    text: str = "",
+    tool_id: str | None = None,
+    calls: list[tuple[str, Mapping[str, Any]]] | None = None,
+    **kwargs: Any,
+) -> Reply:
+    """A reply in which the model calls tool `name` with `tool_input` (then stops for it).
+
+    `text` comes first as a text block when given; `calls` adds more (name, input) calls to
+    the same turn. Ids are `toolu_mock_<hex>` unless `tool_id` names the first one.
+    """
+    pairs = [(name, tool_input), *(calls or [])]
+    uses = []
+    for n, (tool_name, value) in enumerate(pairs):
+        ident = tool_id if (n == 0 and tool_id) else f"toolu_mock_{uuid.uuid4().hex[:20]}"
+        uses.append({"id": ident, "name": tool_name, "input": dict(value)})
+    reply = Reply(text=text, **kwargs)
+    reply.options = {"stop_reason": "tool_use", **reply.options, "tool_uses": uses}
+    return reply
+
+
+def tool_result_ids(request: RecordedRequest) -> list[str]:
+    """The `tool_use_id`s of the tool_result blocks sent since the model's last turn.
+
+    That is every message after the last assistant message: the CLI may add messages of its
+    own (e.g. a `system` reminder) after the user turn that carries the results.
+    """
+    payload = request.json if isinstance(request.json, dict) else {}
+    messages = payload.get("messages")
+    if not isinstance(messages, list):
+        return []
+    ids: list[str] = []
+    for message in reversed(messages):
+        if not isinstance(message, dict) or message.get("role") == "assistant":
+            break
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                ids.append(str(block.get("tool_use_id")))
+    return ids
+
+
+def _tool_uses(reply: Reply) -> list[dict[str, Any]]:
+    uses = reply.options.get("tool_uses")
+    return list(uses) if isinstance(uses, list) else []
+
+
+def _content(reply: Reply) -> list[dict[str, Any]]:
+    """The reply's content blocks: its text (if any), then its tool calls."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
+    for use in _tool_uses(reply):
+        blocks.append(
+            {"type": "tool_use", "id": use["id"], "name": use["name"], "input": use["input"]}
+        )
+    return blocks
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:
@@ -100,7 +176,7 @@ class AnthropicMock(MockServer):
             "type": "message",
             "role": "assistant",
             "model": model,
-            "content": [{"type": "text", "text": reply.text}] if reply.text else [],
+            "content": _content(reply),
             "stop_reason": reply.options.get("stop_reason", "end_turn"),
             "stop_sequence": None,
         }
@@ -129,24 +205,34 @@ class AnthropicMock(MockServer):
                 },
             },
         )
-        yield sse(
-            "content_block_start",
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            },
-        )
-        yield sse("ping", {"type": "ping"})
-        for n, piece in enumerate(chunks(reply.text)):
-            delta = {"type": "text_delta", "text": piece}
+        uses = _tool_uses(reply)
+        index = 0
+        if reply.text or not uses:  # a plain answer always has its (maybe empty) text block
             yield sse(
-                "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
             )
-            if n == 0 and reply.options.get("stream_error"):
-                yield sse("error", {"type": "error", "error": reply.options["stream_error"]})
-                return
-        yield sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+            yield sse("ping", {"type": "ping"})
+            for n, piece in enumerate(chunks(reply.text)):
+                delta = {"type": "text_delta", "text": piece}
+                yield sse(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": 0, "delta": delta},
+                )
+                if n == 0 and reply.options.get("stream_error"):
+                    yield sse("error", {"type": "error", "error": reply.options["stream_error"]})
+                    return
+            yield sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+            index = 1
+        else:
+            yield sse("ping", {"type": "ping"})
+        for use in uses:
+            yield from self._stream_tool_use(index, use)
+            index += 1
         if reply.options.get("cut_stream"):
             return
         message_delta: dict[str, Any] = {
@@ -160,6 +246,22 @@ class AnthropicMock(MockServer):
             message_delta["usage"] = {"output_tokens": usage_out}
         yield sse("message_delta", message_delta)
         yield sse("message_stop", {"type": "message_stop"})
+
+    @staticmethod
+    def _stream_tool_use(index: int, use: dict[str, Any]) -> Iterator[bytes]:
+        """One tool_use block: its start (empty input), the input as JSON pieces, its stop."""
+        block = {"type": "tool_use", "id": use["id"], "name": use["name"], "input": {}}
+        yield sse(
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": block},
+        )
+        for piece in chunks(json.dumps(use["input"])):
+            delta = {"type": "input_json_delta", "partial_json": piece}
+            yield sse(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            )
+        yield sse("content_block_stop", {"type": "content_block_stop", "index": index})
 
 
 @contextlib.contextmanager

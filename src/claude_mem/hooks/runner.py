@@ -1,0 +1,223 @@
+"""The hook pipeline: stdin → adapter → handler → one JSON object on stdout → exit code.
+
+The contract with the host: never crash, never block the agent, exit 0. Input we cannot use
+(no payload, malformed, oversized) is logged and produces no output; the only non-zero exit is
+2, when the worker has been unreachable CLAUDE_MEM_HOOK_FAIL_LOUD_THRESHOLD hooks in a row and
+this host shows a hook's stderr without blocking anything (adapter.LOUD).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from time import monotonic
+
+from claude_mem.hooks.adapters import PLATFORMS, load
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from claude_mem.hooks.event import HookEvent, HookResult
+    from claude_mem.settings import Settings
+
+MAX_PAYLOAD = 16 << 20  # the worker's body limit; anything larger is cut and dropped
+DRAIN_LIMIT = 256 << 20  # past this, stop reading what the host still sends
+STDIN_WAIT_S = 5.0  # a host that never closes stdin: give up waiting for the end after this
+USAGE = "usage: claude-mem hook <platform> <event>"
+
+
+def _say(line: str) -> None:
+    """One line on stderr; a closed stderr is not our problem."""
+    try:
+        sys.stderr.write(line.rstrip("\n") + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _emit(out: dict[str, object]) -> None:
+    try:
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass  # the host stopped listening
+
+
+def _log(settings: Settings | None, level: str, message: str, **fields: object) -> None:
+    try:
+        from claude_mem import log  # noqa: PLC0415 - only when there is something to log
+
+        if settings is not None:
+            log.configure(
+                settings.get_str("CLAUDE_MEM_LOG_LEVEL"),
+                settings.get_int("CLAUDE_MEM_LOG_RETENTION_DAYS"),
+            )
+        log.event(level, "hook", message, **fields)
+    except Exception:  # logging must never be why a hook fails
+        pass
+
+
+def read_stdin(fd: int = 0) -> tuple[bytes, str]:
+    """All of stdin, bounded: (data, status) with status ok | tty | too_large | closed.
+
+    Waits for EOF at most STDIN_WAIT_S (a host that keeps the pipe open gets what it sent so
+    far). Over MAX_PAYLOAD the rest is read and dropped, so the host never hits a broken pipe.
+    """
+    try:
+        if os.isatty(fd):
+            return b"", "tty"
+    except OSError:
+        return b"", "closed"
+    import select  # noqa: PLC0415
+
+    chunks: list[bytes] = []
+    size = 0
+    deadline = monotonic() + STDIN_WAIT_S
+    while size <= DRAIN_LIMIT:
+        remaining = deadline - monotonic()
+        try:
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                break
+            chunk = os.read(fd, 1 << 20)
+        except (OSError, ValueError):
+            if not chunks:
+                return b"", "closed"
+            break
+        if not chunk:
+            break
+        if size < MAX_PAYLOAD:
+            chunks.append(chunk)
+        size += len(chunk)
+    if size > MAX_PAYLOAD:
+        return b"", "too_large"
+    return b"".join(chunks), "ok"
+
+
+def parse(raw: bytes) -> dict[str, object] | None:
+    """The payload object, or None if it is not a JSON object (invalid UTF-8 is replaced)."""
+    text = raw.decode("utf-8", "replace").lstrip("\ufeff")
+    try:
+        payload = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def run(argv: list[str]) -> int:
+    """Run one hook; the process exit code (0, or 2 to report a broken capture)."""
+    try:
+        return _dispatch(argv)
+    except BaseException as exc:  # the host must never see a traceback
+        if not isinstance(exc, KeyboardInterrupt | SystemExit):
+            _log(None, "ERROR", "hook crashed", argv=" ".join(argv)[:200],
+                 error=f"{type(exc).__name__}: {exc}")  # fmt: skip
+        return 0
+
+
+def _dispatch(argv: list[str]) -> int:
+    if len(argv) != 2:
+        _say(f"claude-mem: {USAGE}")
+        return 0
+    platform, event_name = argv
+    adapter = load(platform)
+    if adapter is None:
+        _say(
+            f"claude-mem: unknown platform {platform!r}; "
+            f"expected one of: {', '.join(PLATFORMS)} ({USAGE})"
+        )
+        return 0
+    from claude_mem.hooks.adapters.base import event_key  # noqa: PLC0415
+
+    found = adapter.EVENTS.get(event_key(event_name))
+    if found is None:
+        known = sorted({host for host, _ in adapter.EVENTS.values()})
+        _say(
+            f"claude-mem: unknown event {event_name!r} for {adapter.NAME}; "
+            f"known: {', '.join(known)}"
+        )
+        return 0
+    return _run(adapter, *found)
+
+
+def _noop(adapter: ModuleType, host_event: str, kind: str) -> dict[str, object]:
+    from claude_mem.hooks.event import HookEvent, HookResult  # noqa: PLC0415
+
+    return adapter.output(HookEvent(adapter.NAME, host_event, kind), HookResult())
+
+
+def _run(adapter: ModuleType, host_event: str, kind: str) -> int:
+    if os.environ.get("CLAUDE_MEM_INTERNAL") == "1":  # our own observer's agent: never memory
+        _emit(_noop(adapter, host_event, kind))
+        return 0
+    raw, status = read_stdin()
+    fields = {"platform": adapter.NAME, "event": host_event}
+    if status != "ok" or not raw.strip():
+        if status == "too_large":
+            _log(None, "WARN", "payload over 16 MiB dropped", **fields)
+        elif status != "tty":  # a person at a terminal is not a broken host
+            from claude_mem.hooks import state  # noqa: PLC0415
+
+            what = f"{adapter.NAME} {host_event} hook got no payload on stdin ({status})"
+            state.mark_capture_broken(what)
+            _log(None, "WARN", "empty stdin: capture broken", **fields)
+        return 0
+    if kind == "noop":  # e.g. Gemini's per-chunk model events: not even worth parsing
+        _emit(_noop(adapter, host_event, kind))
+        return 0
+    payload = parse(raw)
+    if payload is None:
+        _log(None, "WARN", "payload is not a JSON object", bytes=len(raw), **fields)
+        return 0
+    disabled = getattr(adapter, "disabled", None)
+    if disabled is not None and disabled(payload):
+        _emit(_noop(adapter, host_event, kind))
+        return 0
+    event = adapter.normalize(payload, host_event, kind)
+    if event.cwd is None:
+        event.cwd = _cwd()
+    result = _handle(event, adapter)
+    _emit(adapter.output(event, result))
+    if result.stderr:
+        _say(result.stderr)
+    return result.exit_code
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+def _handle(event: HookEvent, adapter: ModuleType) -> HookResult:
+    from claude_mem.hooks.handlers import HANDLERS, Context  # noqa: PLC0415
+    from claude_mem.hooks.transport import Worker  # noqa: PLC0415
+    from claude_mem.settings import load as load_settings  # noqa: PLC0415
+
+    settings = load_settings()
+    worker = Worker(settings)
+    result = HANDLERS[event.kind](event, Context(settings, worker))
+    if worker.error is not None:
+        from claude_mem.hooks import state  # noqa: PLC0415
+
+        count = state.note_failure(
+            worker.error,
+            threshold=worker.threshold,
+            can_report=event.kind in adapter.LOUD,
+            start_attempted=worker.start_attempted,
+        )
+        _log(settings, "WARN", "worker unavailable", platform=event.platform,
+             event=event.host_event, error=worker.error)  # fmt: skip
+        if count:
+            result.stderr = (
+                f"claude-mem: capture has failed {count} times in a row ({worker.error}); "
+                "run `claude-mem doctor`"
+            )
+            result.exit_code = 2
+    elif worker.reached:
+        from claude_mem.hooks import state  # noqa: PLC0415
+
+        state.note_success()
+    return result

@@ -1,0 +1,180 @@
+"""The install and uninstall commands end to end: plan every file, show or apply, then the worker.
+
+Nothing is written before every file has been read and checked, so one broken config stops
+the run with all files untouched. `--print` only shows the diffs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TextIO
+
+from claude_mem import __version__
+from claude_mem.install import claude_code, files, mcp, plugin
+from claude_mem.install.base import ConfigError, HookCommand, Scope, Target
+
+START_WAIT_S = 10.0
+MODULES = {
+    "claude-code": "claude_code",
+    "codex": "codex",
+    "cursor": "cursor",
+    "gemini-cli": "gemini_cli",
+    "windsurf": "windsurf",
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    action: str  # "install" | "uninstall"
+    ide: str = "claude-code"
+    project: bool = False
+    dry_run: bool = False
+    plugin_dir: Path | None = None
+    worker: bool = True  # install: start it; uninstall: stop it
+
+
+def ide_module(ide: str) -> ModuleType:
+    return importlib.import_module(f"claude_mem.install.{MODULES[ide]}")
+
+
+@dataclass(frozen=True)
+class Plan:
+    label: str
+    targets: list[Target]
+    notes: list[str]
+    events: tuple[str, ...]
+
+
+def _plan(opts: Options, scope: Scope, command: HookCommand, with_mcp: bool) -> Plan:
+    if opts.plugin_dir is not None:
+        folder = opts.plugin_dir.expanduser().absolute()
+        targets = plugin.targets(folder, command, with_mcp)
+        events = tuple(hook.event for hook in claude_code.HOOKS)
+        return Plan(f"{plugin.LABEL} in {folder}", targets, [], events)
+    module = ide_module(opts.ide)
+    where = f"project {scope.project}" if scope.project is not None else "user settings"
+    return Plan(
+        f"{module.LABEL} ({where})",
+        module.targets(scope, command, with_mcp),
+        module.notes(scope, command, opts.action, with_mcp),
+        tuple(hook.event for hook in module.HOOKS),
+    )
+
+
+def _undo_hint(opts: Options) -> str:
+    words = ["claude-mem", "uninstall" if opts.action == "install" else "install"]
+    if opts.plugin_dir is not None:
+        words += ["--plugin-dir", str(opts.plugin_dir.expanduser().absolute())]
+    else:
+        words += ["--ide", opts.ide] + (["--project"] if opts.project else [])
+    return shlex.join(words)
+
+
+def run(
+    opts: Options,
+    *,
+    scope: Scope | None = None,
+    command: HookCommand | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Carry out `opts`; the exit code (1 when a file could not be read, checked or written)."""
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        command = command or HookCommand.current()
+        scope = scope or Scope.current(opts.project)
+        # Uninstall always looks for our MCP entry: a previous version may have written one.
+        with_mcp = opts.action == "uninstall" or mcp.available()
+        plan = _plan(opts, scope, command, with_mcp)
+        changes = [files.plan(target, opts.action) for target in plan.targets]
+    except ConfigError as exc:
+        print(f"claude-mem {opts.action}: {exc}", file=err)
+        return 1
+
+    if opts.dry_run:
+        print(f"claude-mem {opts.action} --print: {plan.label}; nothing is written", file=out)
+        for change in changes:
+            if change.changed:
+                out.write(change.diff())
+            elif change.before is not None:
+                print(f"(no change to {change.path})", file=out)
+        return 0
+
+    print(f"claude-mem {__version__} {opts.action}: {plan.label}", file=out)
+    for change in changes:
+        if change.before is None and change.after is None:
+            continue  # a file that neither exists nor should: nothing to say
+        try:
+            saved = files.apply(change)
+        except OSError as exc:
+            print(f"claude-mem {opts.action}: cannot write {change.path}: {exc}", file=err)
+            return 1
+        backup = f" (backup: {saved.name})" if saved is not None else ""
+        print(f"  {_state(change):<9} {change.path} [{change.what}]{backup}", file=out)
+    for note in plan.notes:
+        print(f"note: {note}", file=out)
+    if opts.action == "install":
+        print(f"hooks: {', '.join(plan.events)}", file=out)
+        _after_install(opts, command, out, err)
+    else:
+        _after_uninstall(opts, out)
+    print(f"undo: {_undo_hint(opts)}", file=out)
+    return 0
+
+
+def _state(change: files.FileChange) -> str:
+    if not change.changed:
+        return "unchanged"
+    if change.before is None:
+        return "created"
+    return "removed" if change.after is None else "updated"
+
+
+def _viewer(host: str, port: int) -> str:
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+
+
+def _after_install(opts: Options, command: HookCommand, out: TextIO, err: TextIO) -> None:
+    """Install marker (the hooks' version check reads it), then the worker and its viewer URL."""
+    from claude_mem.hooks import version_check  # noqa: PLC0415
+    from claude_mem.worker import lifecycle  # noqa: PLC0415
+
+    try:
+        version_check.write_install_marker()
+    except OSError as exc:
+        print(f"warning: cannot write the install marker: {exc}", file=err)
+    print(f"hooks run: {shlex.join([command.python, '-I', '-S', command.entry])} ...", file=out)
+    try:
+        if not opts.worker:
+            host, port = lifecycle.address()
+            viewer = _viewer(host, port)
+            print(f"worker: not started (the first session starts it); viewer {viewer}", file=out)
+            return
+        info = lifecycle.ensure_running(wait_s=START_WAIT_S)
+    except Exception as exc:  # a broken settings file, an unusable data dir: doctor explains
+        print(f"worker: not started ({type(exc).__name__}: {exc}); see `claude-mem doctor`",
+              file=err)  # fmt: skip
+        return
+    if info is None:
+        print(f"worker: not healthy within {START_WAIT_S:.0f} s; hooks retry on demand; "
+              "see `claude-mem doctor`", file=err)  # fmt: skip
+        return
+    print(f"worker: running, pid {info.pid}; viewer {_viewer(info.host, info.port)}", file=out)
+
+
+def _after_uninstall(opts: Options, out: TextIO) -> None:
+    from claude_mem import paths  # noqa: PLC0415
+
+    if opts.worker:
+        from claude_mem.worker import lifecycle  # noqa: PLC0415
+
+        info = lifecycle.read_pid_info()
+        if lifecycle.stop():
+            print(f"worker: stopped (pid {info['pid'] if info else '?'})", file=out)
+    data = paths.data_dir()
+    print(f"your memory stays in {data}; to delete it: rm -rf {shlex.quote(str(data))}", file=out)

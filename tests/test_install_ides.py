@@ -1,0 +1,428 @@
+"""`claude-mem install` / `uninstall` per IDE, on real files in a temporary HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import claude_mem
+from claude_mem import __version__
+from claude_mem.cli import main
+from claude_mem.install import mcp, merge
+
+PY = os.path.abspath(sys.executable)
+ENTRY = str(Path(claude_mem.__file__).resolve().parent / "hooks" / "entry.py")
+OTHER = {"type": "command", "command": "~/bin/notify.sh", "timeout": 5}
+PORT = "45671"
+
+
+def cmd(platform: str, event: str) -> str:
+    return f"{shlex.quote(PY)} -I -S {shlex.quote(ENTRY)} {platform} {event}"
+
+
+class Env:
+    def __init__(self, root: Path, capsys: pytest.CaptureFixture[str], data_dir: Path) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.project = root / "project"
+        self.codex_home = root / "codex-home"
+        self.data_dir = data_dir
+        self.capsys = capsys
+
+    def cli(self, *args: str) -> tuple[int, str, str]:
+        self.capsys.readouterr()
+        code = main(list(args))
+        captured = self.capsys.readouterr()
+        return code, captured.out, captured.err
+
+    def files(self) -> list[str]:
+        """Every file outside the data dir, relative to the temp root."""
+        return sorted(
+            str(p.relative_to(self.root))
+            for p in self.root.rglob("*")
+            if p.is_file() and self.data_dir not in p.parents
+        )
+
+
+@pytest.fixture
+def env(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    data_dir: Path,
+) -> Env:
+    e = Env(tmp_path, capsys, data_dir)
+    e.home.mkdir()
+    e.project.mkdir()
+    monkeypatch.setenv("HOME", str(e.home))
+    monkeypatch.setenv("CODEX_HOME", str(e.codex_home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(name, str(tmp_path / "xdg" / name.lower()))
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", PORT)
+    monkeypatch.chdir(e.project)
+    monkeypatch.setattr(mcp, "available", lambda: False)  # today's default, made explicit
+    return e
+
+
+def group(platform: str, event: str, timeout: int, matcher: str | None = None) -> dict[str, Any]:
+    handler = {"type": "command", "command": cmd(platform, event), "timeout": timeout}
+    return {**({"matcher": matcher} if matcher else {}), "hooks": [handler]}
+
+
+def claude_hooks() -> dict[str, Any]:
+    p = "claude-code"
+    return {
+        "Setup": [group(p, "Setup", 30)],
+        "SessionStart": [group(p, "SessionStart", 60, "startup|resume|clear|compact")],
+        "UserPromptSubmit": [group(p, "UserPromptSubmit", 30)],
+        "PreToolUse": [group(p, "PreToolUse", 30, "Read")],
+        "PostToolUse": [group(p, "PostToolUse", 30, "*")],
+        "PostToolUseFailure": [group(p, "PostToolUseFailure", 30, "*")],
+        "Stop": [group(p, "Stop", 30)],
+        "SessionEnd": [group(p, "SessionEnd", 30)],
+    }
+
+
+def codex_doc() -> dict[str, Any]:
+    reads = r"^Bash$|^mcp__.+__(read|view|cat)(_file|_files)?$"
+    return {
+        "hooks": {
+            "SessionStart": [group("codex", "SessionStart", 60)],
+            "UserPromptSubmit": [group("codex", "UserPromptSubmit", 30)],
+            "PreToolUse": [group("codex", "PreToolUse", 30, reads)],
+            "PostToolUse": [group("codex", "PostToolUse", 30)],
+            "Stop": [group("codex", "Stop", 30)],
+            "SessionEnd": [group("codex", "SessionEnd", 3)],
+        }
+    }
+
+
+def gemini_doc() -> dict[str, Any]:
+    hooks = {}
+    for event, ms in (
+        ("SessionStart", 60_000),
+        ("BeforeAgent", 30_000),
+        ("AfterTool", 30_000),
+        ("AfterAgent", 30_000),
+        ("SessionEnd", 30_000),
+    ):
+        handler = {"name": "claude-mem", "type": "command", "command": cmd("gemini-cli", event)}
+        hooks[event] = [{"hooks": [{**handler, "timeout": ms, "description": "*"}]}]
+    return {"hooks": hooks}
+
+
+CURSOR = ("beforeSubmitPrompt", "afterShellExecution", "afterMCPExecution", "afterFileEdit", "stop")
+WINDSURF = (
+    "pre_user_prompt",
+    "post_run_command",
+    "post_mcp_tool_use",
+    "post_write_code",
+    "post_cascade_response",
+)
+
+
+def cursor_doc() -> dict[str, Any]:
+    return {"version": 1, "hooks": {e: [{"command": cmd("cursor", e)}] for e in CURSOR}}
+
+
+def windsurf_doc() -> dict[str, Any]:
+    hooks = {e: [{"command": cmd("windsurf", e), "show_output": False}] for e in WINDSURF}
+    return {"hooks": hooks}
+
+
+# ide -> (file under HOME, file under the project with --project, expected fresh content)
+IDES: dict[str, tuple[str, str, Callable[[], dict[str, Any]]]] = {
+    "claude-code": (
+        "home/.claude/settings.json",
+        "project/.claude/settings.json",
+        lambda: {"hooks": claude_hooks()},
+    ),
+    "codex": ("codex-home/hooks.json", "project/.codex/hooks.json", codex_doc),
+    "gemini-cli": ("home/.gemini/settings.json", "project/.gemini/settings.json", gemini_doc),
+    "cursor": ("home/.cursor/hooks.json", "project/.cursor/hooks.json", cursor_doc),
+    "windsurf": (
+        "home/.codeium/windsurf/hooks.json",
+        "project/.windsurf/hooks.json",
+        windsurf_doc,
+    ),
+}
+
+# Unrelated content a user might already have, including a hook on one of our events.
+EXISTING: dict[str, dict[str, Any]] = {
+    "claude-code": {
+        "model": "opus",
+        "permissions": {"allow": ["Bash(ls:*)"], "deny": []},
+        "hooks": {
+            "PostToolUse": [{"matcher": "Edit|Write", "hooks": [OTHER]}],
+            "Notification": [{"hooks": [OTHER]}],
+        },
+        "env": {"ÜNICODE": "é✓"},
+    },
+    "codex": {"hooks": {"Stop": [{"hooks": [OTHER]}], "PermissionRequest": [{"hooks": [OTHER]}]}},
+    "gemini-cli": {
+        "general": {"vimMode": True},
+        "hooksConfig": {"enabled": True},
+        "hooks": {"AfterTool": [{"matcher": "write_file", "hooks": [{**OTHER, "timeout": 500}]}]},
+        "mcpServers": {"docs": {"command": "docs-mcp"}},
+    },
+    "cursor": {"version": 1, "hooks": {"stop": [{"command": "./audit.sh"}]}},
+    "windsurf": {"hooks": {"post_write_code": [{"command": "prettier -w", "show_output": True}]}},
+}
+
+
+def without_ours(doc: dict[str, Any], ide: str) -> dict[str, Any]:
+    copy = json.loads(json.dumps(doc))
+    merge.remove(copy, flat=ide in ("cursor", "windsurf"))
+    return copy
+
+
+def normalized(doc: dict[str, Any]) -> dict[str, Any]:
+    """Gemini descriptions compared by presence only."""
+    text = json.dumps(doc)
+    value = json.loads(text)
+    for groups in value.get("hooks", {}).values():
+        for g in groups if isinstance(groups, list) else []:
+            for h in g.get("hooks", []) if isinstance(g, dict) else []:
+                if "description" in h and h["description"].startswith("claude-mem"):
+                    h["description"] = "*"
+    return value
+
+
+def backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(path.name + ".bak-*")) if path.parent.exists() else []
+
+
+@pytest.mark.parametrize("ide", list(IDES))
+def test_fresh_install_writes_exactly_the_expected_file(env: Env, ide: str) -> None:
+    rel, _, expected = IDES[ide]
+    code, out, err = env.cli("install", "--ide", ide, "--no-start")
+    assert (code, err) == (0, ""), err
+    assert env.files() == [rel]
+    path = env.root / rel
+    assert normalized(json.loads(path.read_text())) == expected()
+    assert path.read_text().endswith("\n")
+    assert f"created   {path}" in out
+    assert f"http://127.0.0.1:{PORT}/" in out
+    assert f"undo: claude-mem uninstall --ide {ide}" in out
+    assert (env.data_dir / "install-version").read_text().strip() == __version__
+    assert backups(path) == []
+
+
+@pytest.mark.parametrize("ide", list(IDES))
+def test_merge_is_idempotent_and_uninstall_restores(env: Env, ide: str) -> None:
+    rel, _, expected = IDES[ide]
+    path = env.root / rel
+    path.parent.mkdir(parents=True)
+    original = EXISTING[ide]
+    original_text = json.dumps(original, indent=2, ensure_ascii=False)
+    path.write_text(original_text)
+
+    assert env.cli("install", "--ide", ide, "--no-start")[0] == 0
+    installed = json.loads(path.read_text())
+    assert without_ours(installed, ide) == original  # everything else, equal in content
+    for key, value in original.items():
+        if key != "hooks":
+            assert installed[key] == value
+    for event, entries in normalized(expected())["hooks"].items():
+        assert all(e in normalized(installed)["hooks"][event] for e in entries)
+    [saved] = backups(path)
+    assert saved.read_text() == original_text
+
+    first = path.read_bytes()
+    code, out, _ = env.cli("install", "--ide", ide, "--no-start")
+    assert code == 0
+    assert f"unchanged {path}" in out
+    assert path.read_bytes() == first
+    assert backups(path) == [saved]
+
+    code, out, _ = env.cli("uninstall", "--ide", ide, "--keep-worker")
+    assert code == 0
+    assert f"updated   {path}" in out
+    assert json.loads(path.read_text()) == original
+    assert len(backups(path)) == 2
+    assert "your memory stays in" in out
+
+    code, out, _ = env.cli("uninstall", "--ide", ide, "--keep-worker")
+    assert (code, len(backups(path))) == (0, 2)
+    assert json.loads(path.read_text()) == original
+
+
+@pytest.mark.parametrize("ide", list(IDES))
+def test_uninstall_of_a_fresh_install_leaves_no_file(env: Env, ide: str) -> None:
+    rel = IDES[ide][0]
+    env.cli("install", "--ide", ide, "--no-start")
+    code, out, _ = env.cli("uninstall", "--ide", ide, "--keep-worker")
+    assert code == 0
+    assert f"removed   {env.root / rel}" in out
+    assert [Path(f).name.split(".bak-")[0] for f in env.files()] == [Path(rel).name]
+
+
+@pytest.mark.parametrize("ide", list(IDES))
+def test_project_scope_writes_into_the_project(env: Env, ide: str) -> None:
+    _, rel, expected = IDES[ide]
+    code, out, _ = env.cli("install", "--ide", ide, "--project", "--no-start")
+    assert code == 0
+    assert env.files() == [rel]
+    assert normalized(json.loads((env.root / rel).read_text())) == expected()
+    assert f"project {env.project}" in out
+    assert "--project" in out.splitlines()[-1]
+    assert env.cli("uninstall", "--ide", ide, "--project", "--keep-worker")[0] == 0
+    assert not (env.root / rel).exists()
+
+
+def test_print_shows_a_diff_and_writes_nothing(env: Env) -> None:
+    path = env.home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"model": "opus"}')
+    code, out, _ = env.cli("install", "--print")
+    assert code == 0
+    assert "nothing is written" in out
+    assert f"--- {path}\n+++ {path}\n" in out
+    assert '-{"model": "opus"}' in out
+    assert f'+            "command": {json.dumps(cmd("claude-code", "Stop"))}' in out
+    assert path.read_text() == '{"model": "opus"}'
+    assert env.files() == ["home/.claude/settings.json"]
+    assert not (env.data_dir / "install-version").exists()
+
+    code, out, _ = env.cli("install", "--ide", "cursor", "--print")
+    assert "--- /dev/null\n+++ " in out
+    assert not (env.home / ".cursor").exists()
+
+    env.cli("install", "--no-start")
+    code, out, _ = env.cli("uninstall", "--print")
+    assert code == 0
+    assert f"+++ {path}" in out
+    assert '"model": "opus"' in path.read_text()
+    assert "claude_mem/hooks/entry.py" in path.read_text()
+
+
+@pytest.mark.parametrize("action", ["install", "uninstall"])
+def test_invalid_json_is_refused_and_left_alone(env: Env, action: str) -> None:
+    path = env.home / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"theme": "dark",}  // mine')
+    flag = "--no-start" if action == "install" else "--keep-worker"
+    code, _, err = env.cli(action, "--ide", "gemini-cli", flag)
+    assert code == 1
+    assert str(path) in err
+    assert "not valid JSON" in err
+    assert path.read_text() == '{"theme": "dark",}  // mine'
+    assert env.files() == ["home/.gemini/settings.json"]
+    assert not (env.data_dir / "install-version").exists()
+
+
+def test_nothing_is_written_when_any_file_is_broken(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp, "available", lambda: True)
+    (env.home / ".claude.json").write_text("{")
+    assert env.cli("install", "--no-start")[0] == 1
+    assert env.files() == ["home/.claude.json"]
+
+
+def test_codex_defaults_to_home_and_explains_trust(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CODEX_HOME")
+    code, out, _ = env.cli("install", "--ide", "codex", "--no-start")
+    assert code == 0
+    assert env.files() == ["home/.codex/hooks.json"]
+    assert "/hooks" in out
+    assert "--dangerously-bypass-hook-trust" in out
+
+
+def test_claude_config_dir_is_honoured(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(env.root / "claude-cfg"))
+    assert env.cli("install", "--no-start")[0] == 0
+    assert env.files() == ["claude-cfg/settings.json"]
+
+
+def test_a_missing_home_is_refused(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "")
+    code, _, err = env.cli("install", "--no-start")
+    assert code == 1
+    assert "HOME" in err
+    assert env.files() == []
+
+
+def test_mcp_entries_once_the_server_exists(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mcp, "available", lambda: True)
+    server = {"command": PY, "args": ["-m", "claude_mem.cli", "mcp"]}
+    claude_json = env.home / ".claude.json"
+    mine = {"numStartups": 7, "mcpServers": {"docs": {"type": "stdio", "command": "docs"}}}
+    claude_json.write_text(json.dumps(mine))
+
+    assert env.cli("install", "--no-start")[0] == 0
+    doc = json.loads(claude_json.read_text())
+    assert doc["mcpServers"] == {**mine["mcpServers"], "claude-mem-py": {"type": "stdio", **server}}
+    assert doc["numStartups"] == 7
+
+    assert env.cli("install", "--project", "--no-start")[0] == 0
+    project_mcp = json.loads((env.project / ".mcp.json").read_text())
+    assert project_mcp == {"mcpServers": {"claude-mem-py": {"type": "stdio", **server}}}
+
+    for ide, rel in (("gemini-cli", ".gemini/settings.json"), ("cursor", ".cursor/mcp.json"),
+                     ("windsurf", ".codeium/windsurf/mcp_config.json")):  # fmt: skip
+        assert env.cli("install", "--ide", ide, "--no-start")[0] == 0
+        assert json.loads((env.home / rel).read_text())["mcpServers"] == {"claude-mem-py": server}
+
+    _, out, _ = env.cli("install", "--ide", "codex", "--no-start")
+    assert f"codex mcp add claude-mem-py -- {shlex.quote(PY)} -m claude_mem.cli mcp" in out
+
+    # Uninstall removes our entry even if this version had none to offer.
+    monkeypatch.setattr(mcp, "available", lambda: False)
+    assert env.cli("uninstall", "--keep-worker")[0] == 0
+    assert json.loads(claude_json.read_text()) == mine
+    assert env.cli("uninstall", "--project", "--keep-worker")[0] == 0
+    assert not (env.project / ".mcp.json").exists()
+    assert env.cli("uninstall", "--ide", "gemini-cli", "--keep-worker")[0] == 0
+    assert not (env.home / ".gemini" / "settings.json").exists()
+
+
+def test_plugin_dir(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = env.root / "plugin"
+    code, out, _ = env.cli("install", "--plugin-dir", str(folder), "--no-start")
+    assert code == 0
+    assert env.files() == ["plugin/.claude-plugin/plugin.json", "plugin/hooks/hooks.json"]
+    manifest = json.loads((folder / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "claude-mem-py"
+    assert manifest["version"] == __version__
+    hooks = json.loads((folder / "hooks" / "hooks.json").read_text())
+    assert hooks == {"description": "claude-mem-py hooks", "hooks": claude_hooks()}
+    assert f"undo: claude-mem uninstall --plugin-dir {folder}" in out
+
+    monkeypatch.setattr(mcp, "available", lambda: True)
+    assert env.cli("install", "--plugin-dir", str(folder), "--no-start")[0] == 0
+    assert json.loads((folder / ".mcp.json").read_text())["mcpServers"]["claude-mem-py"] == {
+        "type": "stdio",
+        "command": PY,
+        "args": ["-m", "claude_mem.cli", "mcp"],
+    }
+    assert env.cli("uninstall", "--plugin-dir", str(folder), "--keep-worker")[0] == 0
+    assert [f for f in env.files() if ".bak-" not in f] == []
+
+    code, _, err = env.cli("install", "--plugin-dir", str(folder), "--ide", "codex")
+    assert code == 2
+    assert "--plugin-dir" in err
+
+
+def test_uninstall_stops_the_worker_unless_kept(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    from claude_mem.worker import lifecycle
+
+    stopped: list[bool] = []
+    monkeypatch.setattr(lifecycle, "read_pid_info", lambda: {"pid": 4242})
+    monkeypatch.setattr(lifecycle, "stop", lambda: stopped.append(True) or True)
+    _, out, _ = env.cli("uninstall", "--keep-worker")
+    assert stopped == []
+    _, out, _ = env.cli("uninstall")
+    assert stopped == [True]
+    assert "worker: stopped (pid 4242)" in out
+    assert f"rm -rf {env.data_dir}" in out

@@ -1,0 +1,218 @@
+"""Written hook commands run as the hosts run them (`bash -c`); install starts the worker."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_mem.install import flow, mcp
+from claude_mem.install.base import HookCommand, Scope, is_ours
+from claude_mem.worker import lifecycle
+
+REPO = Path(__file__).resolve().parents[1]
+CLI = Path(sys.executable).with_name("claude-mem")
+CONFIGS = {
+    "claude-code": ".claude/settings.json",
+    "codex": ".codex/hooks.json",
+    "gemini-cli": ".gemini/settings.json",
+    "cursor": ".cursor/hooks.json",
+    "windsurf": ".codeium/windsurf/hooks.json",
+}
+
+
+class DeadPort:
+    """Accepts and hangs up at once: requests fail fast and no worker can bind the port."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.1)
+        self.port = int(self.sock.getsockname()[1])
+        self.running = True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while self.running:
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            conn.close()
+
+    def close(self) -> None:
+        self.running = False
+        self.thread.join(5)
+        self.sock.close()
+
+
+@pytest.fixture
+def dead() -> Iterator[DeadPort]:
+    port = DeadPort()
+    yield port
+    port.close()
+
+
+def host_env(home: Path, port: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_MEM_", "CODEX_"))}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    env.update(
+        HOME=str(home),
+        CLAUDE_MEM_DATA_DIR=os.environ["CLAUDE_MEM_DATA_DIR"],
+        CLAUDE_MEM_WORKER_PORT=str(port),
+        CLAUDE_MEM_HOOK_TIMEOUT_MS="300",
+        CLAUDE_MEM_HOOK_FAIL_LOUD_THRESHOLD="1000",
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+    )
+    return env
+
+
+def commands(doc: Any) -> list[str]:
+    """Every command of ours in a config document, wherever it sits."""
+    if isinstance(doc, dict):
+        found = [doc["command"]] if is_ours(doc.get("command")) else []
+        return found + [c for v in doc.values() for c in commands(v)]
+    if isinstance(doc, list):
+        return [c for v in doc for c in commands(v)]
+    return []
+
+
+def payload(event: str, cwd: Path) -> bytes:
+    """One payload with every platform's fields: adapters ignore what they don't use."""
+    return json.dumps(
+        {
+            "session_id": "s-1",
+            "conversation_id": "c-1",
+            "trajectory_id": "t-1",
+            "hook_event_name": event,
+            "agent_action_name": event,
+            "cwd": str(cwd),
+            "workspace_roots": [str(cwd)],
+            "prompt": "list the files",
+            "tool_name": "Bash",
+            "tool_input": {"command": "ls"},
+            "tool_response": "README.md",
+            "command": "ls",
+            "output": "README.md",
+            "tool_info": {"cwd": str(cwd), "command_line": "ls", "user_prompt": "list"},
+        }
+    ).encode()
+
+
+def run_hook(command: str, event: str, env: dict[str, str], cwd: Path) -> None:
+    """Run `command` like a host (through bash): exit 0, and nothing or one JSON object out."""
+    done = subprocess.run(
+        ["bash", "-c", command],
+        input=payload(event, cwd),
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, (command, done.stderr)
+    lines = done.stdout.decode().splitlines()
+    assert len(lines) <= 1, (command, done.stdout)
+    if lines:
+        assert isinstance(json.loads(lines[0]), dict), (command, done.stdout)
+
+
+def test_every_written_command_runs(
+    tmp_path: Path, dead: DeadPort, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.setattr(mcp, "available", lambda: False)
+    scope = Scope(home, env={"CODEX_HOME": str(home / ".codex")})
+    env = host_env(home, dead.port)
+    ran = 0
+    for ide, rel in CONFIGS.items():
+        opts = flow.Options("install", ide, worker=False)
+        assert flow.run(opts, scope=scope, out=io.StringIO()) == 0
+        found = commands(json.loads((home / rel).read_text()))
+        assert found, ide
+        for command in found:
+            run_hook(command, command.rsplit(" ", 1)[1], env, project)
+            ran += 1
+    assert ran == 29
+
+
+def test_paths_with_spaces(tmp_path: Path, dead: DeadPort) -> None:
+    """A venv, a package and a home whose paths hold spaces: quoted right, and still run."""
+    venv = tmp_path / "my venv"
+    venv.symlink_to(Path(sys.prefix))
+    site = tmp_path / "site packages"
+    site.symlink_to(REPO / "src")
+    home = tmp_path / "my home"
+    project = tmp_path / "my project"
+    project.mkdir()
+    command = HookCommand(
+        str(venv / "bin" / Path(sys.executable).name),
+        str(site / "claude_mem" / "hooks" / "entry.py"),
+    )
+    scope = Scope(home, project)
+    out = io.StringIO()
+    opts = flow.Options("install", "claude-code", project=True, worker=False)
+    assert flow.run(opts, scope=scope, command=command, out=out) == 0
+    settings = project / ".claude" / "settings.json"
+    doc = json.loads(settings.read_text())
+    line = doc["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+    assert line.startswith(f"'{venv}/bin/")
+    assert f"'{site}/claude_mem/hooks/entry.py' claude-code PostToolUse" in line
+    env = host_env(home, dead.port)
+    for event in ("SessionStart", "PostToolUse", "Stop"):
+        run_hook(doc["hooks"][event][0]["hooks"][0]["command"], event, env, project)
+    opts = flow.Options("uninstall", "claude-code", project=True, worker=False)
+    assert flow.run(opts, scope=scope, command=command, out=io.StringIO()) == 0
+    assert not settings.exists()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_install_starts_the_worker(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    port = free_port()
+    env = host_env(home, port)
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(CLI), *args], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+
+    try:
+        done = cli("install")
+        assert done.returncode == 0, done.stderr
+        assert f"viewer http://127.0.0.1:{port}/" in done.stdout
+        health = lifecycle.probe(port, 2.0)
+        assert health is not None
+        assert f"worker: running, pid {health['pid']}" in done.stdout
+        done = cli("uninstall", "--keep-worker")
+        assert done.returncode == 0, done.stderr
+        assert lifecycle.probe(port, 2.0) is not None
+        assert not (home / ".claude" / "settings.json").exists()
+    finally:
+        stop = cli("worker", "stop")
+    assert stop.returncode == 0, stop.stderr
+    assert "worker stopped" in stop.stdout
+    assert lifecycle.probe(port, 0.5) is None
