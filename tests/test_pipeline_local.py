@@ -782,3 +782,19 @@ def test_empty_inputs() -> None:
         "",
     )
     assert (summary.next_steps, summary.notes) == ("", "")
+
+
+def test_content_mode_grep_counts_lines_and_files_not_zero_files() -> None:
+    response = {
+        "mode": "content",
+        "numFiles": 0,
+        "filenames": [],
+        "content": f"{CWD}/src/a.py:3:def total(x):\n{CWD}/src/b.py:9:    total = 0\n",
+        "numLines": 2,
+    }
+    (obs,) = run(tool("Grep", {"pattern": "total", "output_mode": "content"}, response))
+    assert "0 files" not in obs.title
+    assert "2 matching lines" in obs.title
+    single = {"mode": "content", "numFiles": 0, "filenames": [], "content": "3:def total(x):"}
+    (one,) = run(tool("Grep", {"pattern": "total", "path": f"{CWD}/src/a.py"}, single))
+    assert "1 matching line" in one.title

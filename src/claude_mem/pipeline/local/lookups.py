@@ -127,6 +127,10 @@ def _grep_hits(response: object, event: ToolEvent, where: str) -> tuple[list[str
         )
         count = as_int(response.get("numFiles"))
         matches = as_int(response.get("numMatches"))
+        content = response.get("content")
+        if not files and isinstance(content, str) and content.strip():
+            # Content mode sends the matching lines ("path:line:text") and numFiles 0.
+            return _content_hits(content, as_int(response.get("numLines")), event, where)
         if matches is not None:
             return files, counted(matches, "match", "matches")
         if count is not None:
@@ -144,6 +148,16 @@ def _grep_hits(response: object, event: ToolEvent, where: str) -> tuple[list[str
     if found:
         return files, counted(int(found.group(1)), "match", "matches")
     return files, ""
+
+
+def _content_hits(
+    content: str, lines: int | None, event: ToolEvent, where: str
+) -> tuple[list[str], str]:
+    """Files and a line count from content-mode output; a bare `12:text` has no path."""
+    rows = [row for row in content.splitlines() if row.strip()]
+    paths = (row.split(":", 1)[0] for row in rows if ":" in row)
+    files = dedup(normalize_path(_under(p, where), event.cwd) for p in paths if not p.isdigit())
+    return files[:200], counted(lines or len(rows), "matching line", "matching lines")
 
 
 def _under(path: str, folder: str) -> str:
