@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.net import DeadPort
 
 
 @pytest.fixture(autouse=True)
@@ -17,3 +20,11 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "data"
     monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(path))
     return path
+
+
+@pytest.fixture
+def dead() -> Iterator[DeadPort]:
+    """A port that accepts and hangs up: the worker is unreachable there."""
+    port = DeadPort()
+    yield port
+    port.close()

@@ -7,7 +7,6 @@ import json
 import os
 import pty
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import pytest
 
 from claude_mem import __version__
 from claude_mem.hooks.command import event_arg
+from tests.net import DeadPort, free_port
 
 ENTRY = Path(__file__).resolve().parents[1] / "src" / "claude_mem" / "hooks" / "entry.py"
 CLI = Path(sys.executable).with_name("claude-mem")
@@ -28,12 +28,6 @@ CAPTURES = Path(__file__).resolve().parents[1].parent / "shared" / "reference" /
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 SECRET = "sk-ant-api03-" + "Q" * 40
 PROMPT = "List the files here, then read README.txt"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def base_env(data_dir: Path, port: int, home: Path) -> dict[str, str]:
@@ -538,43 +532,6 @@ def test_a_refused_token_counts_as_broken_capture(
 
 
 # --- no worker at all ------------------------------------------------------------------------
-
-
-class DeadPort:
-    """A port where something accepts connections and hangs up at once: no worker can bind it,
-    and every request to it fails fast."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.sock.settimeout(0.1)
-        self.port = self.sock.getsockname()[1]
-        self.running = True
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while self.running:
-            try:
-                conn, _ = self.sock.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            conn.close()
-
-    def close(self) -> None:
-        self.running = False
-        self.thread.join(5)
-        self.sock.close()
-
-
-@pytest.fixture
-def dead() -> Iterator[DeadPort]:
-    port = DeadPort()
-    yield port
-    port.close()
 
 
 def test_worker_down_counts_reports_once_and_success_resets(

@@ -5,11 +5,8 @@ from __future__ import annotations
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +15,7 @@ import pytest
 from claude_mem.install import flow, mcp
 from claude_mem.install.base import HookCommand, Scope, is_ours
 from claude_mem.worker import lifecycle
+from tests.net import DeadPort, free_port
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = Path(sys.executable).with_name("claude-mem")
@@ -28,42 +26,6 @@ CONFIGS = {
     "cursor": ".cursor/hooks.json",
     "windsurf": ".codeium/windsurf/hooks.json",
 }
-
-
-class DeadPort:
-    """Accepts and hangs up at once: requests fail fast and no worker can bind the port."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.sock.settimeout(0.1)
-        self.port = int(self.sock.getsockname()[1])
-        self.running = True
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while self.running:
-            try:
-                conn, _ = self.sock.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            conn.close()
-
-    def close(self) -> None:
-        self.running = False
-        self.thread.join(5)
-        self.sock.close()
-
-
-@pytest.fixture
-def dead() -> Iterator[DeadPort]:
-    port = DeadPort()
-    yield port
-    port.close()
 
 
 def host_env(home: Path, port: int) -> dict[str, str]:
@@ -181,12 +143,6 @@ def test_paths_with_spaces(tmp_path: Path, dead: DeadPort) -> None:
     opts = flow.Options("uninstall", "claude-code", project=True, worker=False)
     assert flow.run(opts, scope=scope, command=command, out=io.StringIO()) == 0
     assert not settings.exists()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_install_starts_the_worker(tmp_path: Path) -> None:

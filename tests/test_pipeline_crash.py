@@ -24,19 +24,12 @@ from claude_mem.pipeline.providers.local import LocalProvider
 from claude_mem.store.observations import content_hash
 from claude_mem.worker import lifecycle
 from claude_mem.worker.client import WorkerUnavailable, request
+from tests.net import free_port
 
 CLI = Path(sys.executable).with_name("claude-mem")
 SESSIONS = 8
 EVENTS_PER_SESSION = 100
 KILLS = 3
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def event(session: int, n: int) -> dict[str, object]:

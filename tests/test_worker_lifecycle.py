@@ -21,14 +21,9 @@ from claude_mem import log
 from claude_mem.worker import lifecycle
 from claude_mem.worker.client import request
 from claude_mem.worker.token import read_token
+from tests.net import free_port
 
 CLI = Path(sys.executable).with_name("claude-mem")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def reported_pid(output: str) -> int:

@@ -1,0 +1,43 @@
+"""Loopback helpers shared by the tests that run real processes."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (bind to 0, read it, release it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class DeadPort:
+    """A port where something accepts connections and hangs up at once: no worker can bind
+    it, and every request to it fails fast."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.1)
+        self.port = int(self.sock.getsockname()[1])
+        self.running = True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while self.running:
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            conn.close()
+
+    def close(self) -> None:
+        self.running = False
+        self.thread.join(5)
+        self.sock.close()
