@@ -1,9 +1,10 @@
-"""Loopback helpers shared by the tests that run real processes."""
+"""Loopback and process helpers shared by the tests that run real processes."""
 
 from __future__ import annotations
 
 import socket
 import threading
+from pathlib import Path
 
 
 def free_port() -> int:
@@ -41,3 +42,24 @@ class DeadPort:
         self.running = False
         self.thread.join(5)
         self.sock.close()
+
+
+def worker_pids(data_dir: Path) -> list[int]:
+    """Live worker processes (not zombies) serving `data_dir`, found through /proc."""
+    marker = f"CLAUDE_MEM_DATA_DIR={data_dir}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            is_worker = b"claude_mem.worker" in argv and b"run" in argv
+            is_worker = is_worker or argv[1:3] == [b"worker", b"run"]
+            if not is_worker or marker not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state not in (b"Z", b"X"):
+            found.append(int(entry.name))
+    return sorted(found)

@@ -20,7 +20,7 @@ import pytest
 
 from claude_mem import __version__
 from claude_mem.hooks.command import event_arg
-from tests.net import DeadPort, free_port
+from tests.net import DeadPort, free_port, worker_pids
 
 ENTRY = Path(__file__).resolve().parents[1] / "src" / "claude_mem" / "hooks" / "entry.py"
 CLI = Path(sys.executable).with_name("claude-mem")
@@ -127,26 +127,6 @@ class Live:
             host_id,
         )
         return found[0] if found else None
-
-
-def worker_pids(data_dir: Path) -> list[int]:
-    marker = f"CLAUDE_MEM_DATA_DIR={data_dir}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if b"claude_mem.worker" not in argv or b"run" not in argv:
-                continue
-            if marker not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state not in (b"Z", b"X"):
-            found.append(int(entry.name))
-    return found
 
 
 @pytest.fixture(scope="module")

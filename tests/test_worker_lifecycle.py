@@ -21,7 +21,7 @@ from claude_mem import log
 from claude_mem.worker import lifecycle
 from claude_mem.worker.client import request
 from claude_mem.worker.token import read_token
-from tests.net import free_port
+from tests.net import free_port, worker_pids
 
 CLI = Path(sys.executable).with_name("claude-mem")
 
@@ -30,27 +30,6 @@ def reported_pid(output: str) -> int:
     match = re.search(r"pid (\d+)", output)
     assert match, output
     return int(match.group(1))
-
-
-def worker_pids(data_dir: Path) -> list[int]:
-    """Live worker processes (not zombies) serving `data_dir`, found through /proc."""
-    marker = f"CLAUDE_MEM_DATA_DIR={data_dir}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            is_worker = b"claude_mem.worker" in argv and b"run" in argv
-            is_worker = is_worker or argv[1:3] == [b"worker", b"run"]
-            if not is_worker or marker not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state not in (b"Z", b"X"):
-            found.append(int(entry.name))
-    return sorted(found)
 
 
 def exited(pid: int) -> bool:
