@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+./scripts/ensure-chromium.sh
 .venv/bin/python -m pytest "$@"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.net import DeadPort
+from tests.worker_fixtures import RunningWorker, running_worker
 
 
 @pytest.fixture(autouse=True)
@@ -28,3 +29,12 @@ def dead() -> Iterator[DeadPort]:
     port = DeadPort()
     yield port
     port.close()
+
+
+@pytest.fixture
+def worker(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningWorker]:
+    """A real worker in this process, vectors off (fast to start, exact full-text results).
+    Modules that need another kind define their own `worker`."""
+    monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")
+    with running_worker() as running:
+        yield running

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from claude_mem import cli, log, paths, settings
+from claude_mem.store.migrations import MIGRATIONS
 
 BIN = Path(sys.executable).with_name("claude-mem")
 
@@ -54,7 +55,7 @@ def test_doctor_on_fresh_data_dir(data_dir: Path) -> None:
     checks = {item["check"]: item for item in json.loads(out.stdout)}
     assert checks["full-text search"]["status"] == "ok"
     assert checks["database"]["status"] == "ok"
-    assert "0005_token_usage" in checks["database"]["detail"]
+    assert f"latest {MIGRATIONS[-1].name}" in checks["database"]["detail"]
     assert str(data_dir) in checks["data dir"]["detail"]
 
 

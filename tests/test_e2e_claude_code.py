@@ -3,9 +3,10 @@
 Session 1: the Anthropic mock scripts tool calls (Bash `ls`, then a Read of a file in the temp
 project), the CLI runs them, and its hooks (our real hook command) capture every event. Once
 the worker's queue is drained, the tool calls must be stored observations and the turn a
-summary. Session 2: a plain answer; the request the CLI sends the mock must carry our injected
-context (a title from session 1). Nothing leaves 127.0.0.1: the CLI only talks to the mock
-and the hooks only to the worker.
+summary. Session 2: the request the CLI sends the mock must carry our injected context (a
+title from session 1); the mock then reads the same file again, and the request after that
+Read must carry the file-read gate's timeline of it. Nothing leaves 127.0.0.1: the CLI only
+talks to the mock and the hooks only to the worker.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ DRAIN_TIMEOUT_S = 30
 BUDGET_S = 120  # the whole test, once the CLI is installed
 NOTES = "ARCHITECTURE-NOTES.md"
 FIRST_PROMPT = f"List the files here, then read {NOTES} and tell me what it says."
-SECOND_PROMPT = "What did we look at last time?"
+SECOND_PROMPT = f"Read {NOTES} again and remind me what we looked at last time."
+SECOND_ANSWER = "MOCK-SECOND: we read the ledger notes."
 FINAL = f"Done: {NOTES} describes the ledger service and its retry policy."
 
 
@@ -297,22 +299,34 @@ def test_claude_code_sessions_are_remembered(
         assert FINAL in summaries[0]["completed"], summaries
         assert failures(data_dir) == 0, "a hook could not reach the worker"
 
-        # Session 2: a plain answer; its request must carry what session 1 left behind.
-        api.script(answer("MOCK-SECOND: we read the ledger notes."))
+        # Session 2: its first request must carry what session 1 left behind; then a Read of
+        # the same file, whose result must come with the file's timeline.
+        reread = tool_use("Read", {"file_path": str(notes)})
+        reread_id = reread.options["tool_uses"][0]["id"]
+        api.script(reread, answer(SECOND_ANSWER, when=lambda r: reread_id in tool_result_ids(r)))
         second = run_claude(SECOND_PROMPT, env, project)
-        assert second["result"] == "MOCK-SECOND: we read the ledger notes.", second
+        assert second["result"] == SECOND_ANSWER, second
         later = api.requests[first_requests:]
         assert later, "session 2 sent nothing to the mock"
         shown = [model_input(r.json) for r in later]
         titles = [o["title"] for o in read_obs]
-        assert any(t in text for t in titles for text in shown), (
-            f"no session-1 title {titles} in the session-2 request(s); "
-            f"first request excerpt: {shown[0][:3000]}"
+        assert any(t in shown[0] for t in titles), (
+            f"no session-1 title {titles} in the first session-2 request; "
+            f"excerpt: {shown[0][:3000]}"
         )
-        assert any("claude-mem" in text or "recent memory" in text for text in shown)
+        assert f"# [{project.name}] recent memory (claude-mem)" in shown[0]
+        after_read = [
+            t for r, t in zip(later, shown, strict=True) if reread_id in tool_result_ids(r)
+        ]
+        gate = f"claude-mem: earlier sessions' memory of {NOTES}"
+        assert any(gate in text for text in after_read), (
+            f"no file timeline after the Read; excerpts: {[t[-2000:] for t in after_read]}"
+        )
+        timeline = next(text for text in after_read if gate in text)
+        assert any(f"{o['id']} " in timeline.split(gate, 1)[1] for o in read_obs)
         assert_loopback_only(api)
 
-        stats = worker.drained(observations=2, summaries=2)
+        stats = worker.drained(observations=3, summaries=2)
         assert len(worker.get("/api/sessions")["items"]) == 2
         assert failures(data_dir) == 0
         assert not (data_dir / "state" / "capture-broken").exists()

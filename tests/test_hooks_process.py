@@ -278,6 +278,7 @@ class FakeWorker:
         self.requests: list[tuple[str, str, bytes]] = []
         self.status: dict[str, int] = {}
         self.context = "# [proj] recent memory, stand-in\n7 12:00 ● Fixed the parser"
+        self.terminal = "Nov 30, 2026\n  #7      12:00 ● Fixed the parser"
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -292,8 +293,10 @@ class FakeWorker:
                 if path == "/api/health":
                     data = json.dumps({"pid": os.getpid(), "version": __version__, "ready": True})
                     self._send(200, data.encode(), "application/json")
-                elif path == "/api/context/inject":
-                    self._send(fake.status.get(path, 200), fake.context.encode(), "text/plain")
+                elif path == "/api/context/session-start":
+                    data = json.dumps({"context": fake.context, "terminal": fake.terminal,
+                                       "tokens": 1, "dropped": 0})  # fmt: skip
+                    self._send(fake.status.get(path, 200), data.encode())
                 else:
                     self._send(fake.status.get(path, 200), b'{"status": "queued"}')
 
@@ -477,10 +480,11 @@ def test_session_start_context_and_terminal_line(fake: FakeWorker, env: dict[str
     out = answer(hook("claude-code", "session-start", payload, env))
     assert out == {
         "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": fake.context},
-        "systemMessage": f"claude-mem: 1 memory for proj - viewer: http://127.0.0.1:{fake.port}/",
+        "systemMessage": f"claude-mem: 1 memory for proj - viewer: http://127.0.0.1:{fake.port}/"
+        f"\n{fake.terminal}",
     }
     (_, path, _) = next(r for r in fake.requests if r[1].startswith("/api/context"))
-    assert path == "/api/context/inject?cwd=%2Fhome%2Fdev%2Fproj"
+    assert path == "/api/context/session-start?cwd=%2Fhome%2Fdev%2Fproj"
     quiet = {**env, "CLAUDE_MEM_CONTEXT_SHOW_TERMINAL_OUTPUT": "false"}
     out = answer(hook("claude-code", "session-start", payload, quiet))
     assert "systemMessage" not in out

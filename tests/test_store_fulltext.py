@@ -63,3 +63,29 @@ def test_match_expression_quotes_every_token() -> None:
 def test_any_unicode_query_never_errors(db: Database, query: str) -> None:
     results = search_observations(db.read(), query)
     assert isinstance(results, list)
+
+
+def test_frequent_terms_rank_only_the_most_recent_matches(data_dir: Path) -> None:
+    from claude_mem.store.search_queries import SearchFilters, fulltext_ranked
+
+    database = Database()
+    sid = session(database)
+    ids = [
+        observation(database, sid, title=f"cache note {i}", project=f"p{i % 2}") for i in range(40)
+    ]
+    observation(database, sid, title="unrelated")
+    conn = database.read()
+    everything = fulltext_ranked(conn, "observation", "cache", SearchFilters(), 100, window=100)
+    assert sorted(i for i, _ in everything) == ids
+    # Only the newest `window` matches are scored; the best `limit` of them come back.
+    recent = fulltext_ranked(conn, "observation", "cache", SearchFilters(), 3, window=5)
+    assert len(recent) == 3
+    assert {i for i, _ in recent} <= set(ids[-5:])
+    # Filtered, the window counts matches that pass the filters: p1's newest four.
+    p1 = fulltext_ranked(conn, "observation", "cache", SearchFilters(projects=("p1",)), 4, window=4)
+    assert sorted(i for i, _ in p1) == ids[-8:][1::2]
+    # The window never cuts below the limit asked for.
+    assert len(fulltext_ranked(conn, "observation", "cache", SearchFilters(), 30, window=5)) == 30
+    # Fewer matches than the window: everything is ranked.
+    few = fulltext_ranked(conn, "observation", "cache note 7", SearchFilters(), 100, window=5)
+    assert [i for i, _ in few] == [ids[7]]

@@ -39,6 +39,19 @@ SEED_AFTER = {
         "INSERT INTO token_usage (day, session_id, provider, input_tokens, calls)"
         " VALUES ('2026-11-30', 1, 'anthropic', 100, 1)",
     ],
+    "0006_vectors": [
+        "INSERT INTO vectors (kind, row_id, model, dim, vector, created_at)"
+        " VALUES ('observation', 1, 'm@1', 2, x'0000803f00000000', 1005)",
+    ],
+    "0007_corpora": [
+        "INSERT INTO corpora (name, created_at, updated_at) VALUES ('auth', 1006, 1006)",
+    ],
+    "0008_observation_files": [
+        "INSERT INTO observations (id, session_id, project, type, title, files_modified,"
+        " content_hash, created_at) VALUES (2, 1, 'proj', 'change', 'Edited a.py',"
+        " '[\"src/a.py\"]', 'h2', 1007)",
+    ],
+    "0009_search_filters": [],
 }
 
 

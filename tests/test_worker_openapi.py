@@ -3,10 +3,6 @@ worker finds no 5xx and no response that violates it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import (
@@ -20,16 +16,10 @@ from starlette.routing import Route
 from claude_mem.worker.api import openapi
 from claude_mem.worker.app import create_app
 from claude_mem.worker.routes import ENDPOINTS
-from tests.worker_fixtures import RunningWorker, running_worker
+from tests.worker_fixtures import RunningWorker
 
 DOCUMENT = openapi(ENDPOINTS)
 schema = schemathesis.openapi.from_dict(DOCUMENT)
-
-
-@pytest.fixture
-def worker(data_dir: Path) -> Iterator[RunningWorker]:
-    with running_worker() as running:
-        yield running
 
 
 def test_document_lists_exactly_the_routes_the_app_serves() -> None:

@@ -1,19 +1,12 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from claude_mem import paths
 from tests.worker_fixtures import RunningWorker, running_worker
-
-
-@pytest.fixture
-def worker(data_dir: Path) -> Iterator[RunningWorker]:
-    with running_worker() as running:
-        yield running
 
 
 def init(worker: RunningWorker, prompt: str, host: str = "s1", cwd: str = "/work/proj") -> dict:

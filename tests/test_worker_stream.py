@@ -2,19 +2,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from claude_mem.worker.stream import Broadcaster
-from tests.worker_fixtures import RunningWorker, running_worker
-
-
-@pytest.fixture
-def worker(data_dir: Path) -> Iterator[RunningWorker]:
-    with running_worker() as running:
-        yield running
+from tests.worker_fixtures import RunningWorker
 
 
 def read_events(worker: RunningWorker, count: int, **params: object) -> list[dict]:

@@ -22,10 +22,22 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "worker": ("worker", "start, stop, restart or inspect the background worker"),
     "queue": ("queue", "show the compression queue; retry or drop dead-lettered rows"),
     "usage": ("usage", "LLM tokens spent per day and provider"),
+    "search": ("search", "search past work: full text, plus semantic when the worker runs"),
+    "pause": ("pause", "stop capturing the current session (or --session ID, or --all)"),
+    "resume": ("resume", "capture again after pause or #nomem"),
+    "forget": ("forget", "delete an observation, a session or a whole project for good"),
+    "reindex": ("reindex", "embed all memory again with the current model (--resume to continue)"),
+    "corpus": ("corpus", "knowledge corpora: build, list, show, rebuild, delete, query"),
+    "export": ("export", "write memory (or some projects) as JSON Lines to stdout"),
+    "import": ("import_cmd", "import an export file, or the original claude-mem's database"),
+    "backup": ("backup", "copy the memory database (consistent while in use)"),
+    "restore": ("restore", "replace the memory database with a backup (worker stopped)"),
     "hook": ("hook", "run one agent hook: payload on stdin, answer on stdout"),
+    "viewer": ("viewer", "print a one-time link that opens the web viewer (--open opens it)"),
     "demo": ("demo", "replay recorded coding sessions through the hooks and show the memory"),
     "install": ("install", "add our hooks to Claude Code, Codex, Cursor, Gemini CLI or Windsurf"),
     "uninstall": ("uninstall", "remove our hooks from an agent's config (memory is kept)"),
+    "mcp": ("mcp", "serve memory tools to an agent over stdio (Model Context Protocol)"),
 }
 
 

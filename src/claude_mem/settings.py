@@ -189,6 +189,13 @@ _SPECS: tuple[Spec, ...] = (
         kind="csv",
     ),
     Spec(
+        "CLAUDE_MEM_MODE",
+        "normal",
+        "normal: capture and inject; recall-only: inject but capture nothing; "
+        "capture-only: capture but inject nothing.",
+        choices=("normal", "recall-only", "capture-only"),
+    ),
+    Spec(
         "CLAUDE_MEM_SKIP_TOOLS",
         "ListMcpResourcesTool,SlashCommand,Skill,TodoWrite,AskUserQuestion",
         "Tool names never observed.",
@@ -246,6 +253,13 @@ _SPECS: tuple[Spec, ...] = (
     Spec("CLAUDE_MEM_CONTEXT_SHOW_SAVINGS", True, "Show the token economics line."),
     Spec("CLAUDE_MEM_CONTEXT_SHOW_TERMINAL_OUTPUT", True, "Show the context to the user too."),
     Spec("CLAUDE_MEM_WELCOME_HINT_ENABLED", True, "Short welcome line for an empty project."),
+    Spec(
+        "CLAUDE_MEM_FILE_GATE_MIN_BYTES",
+        1500,
+        "Reads of files at least this big get the file's memory timeline (0 turns it off).",
+        minimum=0,
+        maximum=10**9,
+    ),
     Spec("CLAUDE_MEM_SEMANTIC_INJECT", False, "Inject related memories on every prompt."),
     Spec(
         "CLAUDE_MEM_SEMANTIC_INJECT_LIMIT",
@@ -260,6 +274,21 @@ _SPECS: tuple[Spec, ...] = (
         "minilm-l6-int8",
         "Local embedding model; 'none' turns vectors off.",
         choices=("minilm-l6-int8", "none"),
+    ),
+    # Knowledge corpora and backups
+    Spec(
+        "CLAUDE_MEM_CORPUS_MAX_TOKENS",
+        100_000,
+        "Most corpus tokens sent to a model per question (older observations are cut first).",
+        minimum=1_000,
+        maximum=2_000_000,
+    ),
+    Spec(
+        "CLAUDE_MEM_BACKUP_RETENTION",
+        7,
+        "Daily database backups the worker keeps in backups/; 0 turns them off.",
+        minimum=0,
+        maximum=3650,
     ),
     # Logging
     Spec(

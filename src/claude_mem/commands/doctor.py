@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from claude_mem.settings import Settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,20 +73,54 @@ def checks() -> list[dict[str, str]]:
             add("queue", "warn" if counts["dead"] else "ok", detail)
     except (SchemaError, sqlite3.DatabaseError, OSError) as exc:
         add("database", "fail", str(exc))
-    chain = [
-        loaded.get_str("CLAUDE_MEM_PROVIDER"),
-        *loaded.get_list("CLAUDE_MEM_FALLBACK_PROVIDERS"),
-    ]
+    add(*_embeddings(loaded))
+    chain = list(
+        dict.fromkeys(
+            [
+                loaded.get_str("CLAUDE_MEM_PROVIDER"),
+                *loaded.get_list("CLAUDE_MEM_FALLBACK_PROVIDERS"),
+            ]
+        )
+    )
     known = registry.available()
-    for name in dict.fromkeys(chain):
+    for name in chain:
         if name not in known:
             add("provider", "fail", f"{name}: not installed; available: {', '.join(known)}")
     ledger = HealthLedger()
-    warning = ledger.warning(list(dict.fromkeys(chain)))
+    warning = ledger.warning(chain)
     add(
         "compression", "warn" if warning else "ok", warning or f"provider chain {' → '.join(chain)}"
     )
     return found
+
+
+def _embeddings(loaded: Settings) -> tuple[str, str, str]:
+    """Whether vector search can work, without loading the model (a second and ~100 MB)."""
+    from claude_mem.search import embed
+    from claude_mem.store import vectors
+    from claude_mem.store.db import open_database
+    from claude_mem.store.search_queries import KINDS
+
+    name = loaded.get_str("CLAUDE_MEM_EMBEDDING_MODEL")
+    if name == "none":
+        return "embeddings", "ok", "off (CLAUDE_MEM_EMBEDDING_MODEL=none): full-text search only"
+    try:
+        path, sha256 = embed.locate(name)
+    except (embed.ModelUnavailable, ValueError) as exc:
+        return "embeddings", "warn", f"{exc}; search falls back to full text"
+    detail = f"{name} ({path.name}, checksum ok)"
+    try:
+        with open_database(loaded) as db:
+            conn = db.read()
+            model = embed.model_id(name, sha256)
+            missing = sum(vectors.count_missing(conn, kind, model) for kind in KINDS)
+    except Exception:  # the database check above already reports why
+        return "embeddings", "ok", detail
+    if missing:
+        detail += (
+            f"; {missing} records not embedded yet (the worker does it; or `claude-mem reindex`)"
+        )
+    return "embeddings", "ok", detail
 
 
 def run(args: argparse.Namespace) -> int:

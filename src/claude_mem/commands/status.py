@@ -11,10 +11,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def collect() -> dict[str, object]:
-    from claude_mem import paths
+    from claude_mem import control, paths, settings
     from claude_mem.store import stats
     from claude_mem.store.db import open_database
 
+    pauses = control.pauses()
     with open_database() as db:
         conn = db.read()
         return {
@@ -23,7 +24,27 @@ def collect() -> dict[str, object]:
             "database_bytes": db.path.stat().st_size,
             **stats.snapshot(conn),
             "projects": [project["name"] for project in stats.projects(conn)],
+            "mode": settings.load().get_str("CLAUDE_MEM_MODE"),
+            "paused_all": pauses["all"] is not None,
+            "paused_sessions": sorted(pauses["sessions"]),  # type: ignore[arg-type]
         }
+
+
+def _capture_line(info: dict[str, object]) -> str:
+    """What is captured and injected right now, in one line."""
+    mode = info["mode"]
+    line = {
+        "normal": "capture and injection on",
+        "recall-only": "recall-only: injecting, capturing nothing",
+        "capture-only": "capture-only: capturing, injecting nothing",
+    }[str(mode)]
+    paused = info["paused_sessions"]
+    assert isinstance(paused, list)
+    if info["paused_all"]:
+        line += "; capture PAUSED for every session (`claude-mem resume --all`)"
+    elif paused:
+        line += f"; capture paused for {len(paused)} session(s): {', '.join(paused[-3:])}"
+    return line
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,4 +69,5 @@ def run(args: argparse.Namespace) -> int:
     projects = info["projects"]
     assert isinstance(projects, list)
     print(f"projects      {', '.join(projects) if projects else '(none yet)'}")
+    print(f"mode          {_capture_line(info)}")
     return 0

@@ -1,77 +1,182 @@
-"""Session-start context: a compact, deterministic index of a project's recent memory."""
+"""The session-start context the agent receives: a compact, deterministic, budgeted index.
+
+Layout (progressive disclosure): a header, a legend, the token economics line, then the
+timeline of observations and session summaries grouped by day (the newest few expanded), then
+the last session's summary. The whole text, warning included, stays within
+CLAUDE_MEM_CONTEXT_TOKEN_BUDGET: the oldest rows go first and the text says how many went.
+No clock is read, so the same database gives the same bytes (prompt caching).
+"""
 
 from __future__ import annotations
 
+import json
 import sqlite3
-import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
+from claude_mem.context.budget import cut, fit, tokens
+from claude_mem.context.gather import Memory, gather
+from claude_mem.context.timeline import (
+    SESSION_MARK,
+    TYPE_MARKS,
+    Row,
+    build_rows,
+    flat,
+    index_lines,
+    zone,
+)
 from claude_mem.settings import Settings
-from claude_mem.store.observations import list_observations
-from claude_mem.store.summaries import list_summaries
 
-TYPE_MARKS = {
-    "bugfix": "●",
-    "feature": "◆",
-    "refactor": "↻",
-    "change": "✓",
-    "discovery": "○",
-    "decision": "⚖",
-}
 SUMMARY_LABELS = (
     ("request", "Request"),
     ("learned", "Learned"),
     ("completed", "Completed"),
     ("next_steps", "Next steps"),
 )
+SUMMARY_CHARS = 400
+LEGEND = "Legend: " + " ".join(f"{mark} {kind}" for kind, mark in TYPE_MARKS.items())
+LEGEND += f" {SESSION_MARK} session summary (S<id>)"
 
 
-def render(
+@dataclass(frozen=True, slots=True)
+class Economics:
+    observations: int
+    read_tokens: int  # what reading those observations in full costs
+    work_tokens: int  # what producing them cost
+
+    @property
+    def line(self) -> str:
+        noun = "observation" if self.observations == 1 else "observations"
+        text = (
+            f"Economics: {self.observations:,} {noun}, ~{self.read_tokens:,} tokens to "
+            f"read in full vs ~{self.work_tokens:,} tokens of work they record"
+        )
+        if self.work_tokens > 0:
+            saved = round((self.work_tokens - self.read_tokens) / self.work_tokens * 100)
+            text += f" ({saved}% saved)"
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """The rendered context and what went into it (the terminal view shows the same rows)."""
+
+    text: str
+    memory: Memory
+    rows: Sequence[Row]  # the rows kept, oldest first
+    dropped: int  # rows left out for the budget
+    economics: Economics | None
+    budget: int
+
+    @property
+    def tokens(self) -> int:
+        return tokens(self.text)
+
+
+def compose(
     conn: sqlite3.Connection,
     projects: tuple[str, ...],
     settings: Settings,
     *,
-    now: float | None = None,
     warning: str | None = None,
-) -> str:
-    """The context text for `projects` (the last one is the primary); never empty.
-
-    `warning` (compression failing) comes first, so the agent can tell the user.
-    """
-    text = _render(conn, projects, settings, time.time() if now is None else now)
-    return f"{warning}\n{text}" if warning else text
-
-
-def _render(
-    conn: sqlite3.Connection, projects: tuple[str, ...], settings: Settings, now: float
-) -> str:
-    primary = projects[-1]
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now))
-    limit = settings.get_int("CLAUDE_MEM_CONTEXT_OBSERVATIONS")
-    observations = list_observations(conn, projects=projects, limit=limit) if limit else []
-    summaries = list_summaries(conn, projects=projects, limit=1)
-    if not observations and not summaries:
-        return (
-            f"# [{primary}] claude-mem: no memory yet for this project.\n"
-            "Work from this session on is remembered and offered to the next one."
+) -> Context:
+    """The context for `projects` (parent first for a worktree, the working project last)."""
+    memory = gather(conn, projects, settings)
+    budget = settings.get_int("CLAUDE_MEM_CONTEXT_TOKEN_BUDGET")
+    if memory.empty:
+        text = (
+            welcome(memory.primary) if settings.get_bool("CLAUDE_MEM_WELCOME_HINT_ENABLED") else ""
         )
+        return Context(cut(_with_warning(warning, text), budget), memory, [], 0, None, budget)
+    rows = build_rows(
+        memory,
+        full_count=settings.get_int("CLAUDE_MEM_CONTEXT_FULL_COUNT"),
+        full_field=settings.get_str("CLAUDE_MEM_CONTEXT_FULL_FIELD"),
+        summaries=settings.get_int("CLAUDE_MEM_CONTEXT_SESSION_COUNT"),
+    )
+    by_id = {str(obs["id"]): obs for obs in memory.observations}
+    show_last = settings.get_bool("CLAUDE_MEM_CONTEXT_SHOW_LAST_SUMMARY")
+    last = memory.summaries[0] if show_last and memory.summaries else None
+    savings = settings.get_bool("CLAUDE_MEM_CONTEXT_SHOW_SAVINGS")
+
+    def numbers(kept: Sequence[Row]) -> Economics | None:
+        return economics([by_id[r.ident] for r in kept if r.ident in by_id]) if savings else None
+
+    def build(kept: Sequence[Row], dropped: int) -> str:
+        body = _body(memory, kept, dropped=dropped, numbers=numbers(kept), last=last, budget=budget)
+        return _with_warning(warning, body)
+
+    text, dropped = fit(build, rows, _cost, budget)
+    kept = rows[dropped:]
+    return Context(text, memory, kept, dropped, numbers(kept), budget)
+
+
+def welcome(project: str) -> str:
+    return (
+        f"# [{project}] claude-mem: no memory yet for this project.\n"
+        "Work from this session on is remembered and offered to the next one."
+    )
+
+
+def economics(observations: list[dict[str, Any]]) -> Economics:
+    read = sum(tokens(_full_text(obs)) for obs in observations)
+    work = sum(int(obs.get("discovery_tokens") or 0) for obs in observations)
+    return Economics(len(observations), read, work)
+
+
+def _full_text(obs: dict[str, Any]) -> str:
+    parts = (obs.get("title"), obs.get("subtitle"), obs.get("narrative"))
+    return "".join(p or "" for p in parts) + json.dumps(obs.get("facts") or [], ensure_ascii=False)
+
+
+def _with_warning(warning: str | None, text: str) -> str:
+    return f"{warning}\n{text}" if warning and text else warning or text
+
+
+def _cost(row: Row) -> int:
+    return len(row.ident) + len(row.title) + 10 + sum(len(line) + 3 for line in row.detail)
+
+
+def _header(memory: Memory) -> str:
+    title = f"# [{memory.primary}] recent memory (claude-mem)"
+    if len(memory.projects) > 1:
+        others = ", ".join(memory.projects[:-1])
+        title += f", with its main checkout {others}"
+    return title
+
+
+def _body(
+    memory: Memory,
+    rows: Sequence[Row],
+    *,
+    dropped: int,
+    numbers: Economics | None,
+    last: dict[str, Any] | None,
+    budget: int,
+) -> str:
     lines = [
-        f"# [{primary}] recent memory, {stamp}",
-        "Legend: " + " ".join(f"{mark} {kind}" for kind, mark in TYPE_MARKS.items()),
-        "Format: ID TIME TYPE TITLE | details: get_observations([IDs]) | search: search(query)",
+        _header(memory),
+        LEGEND,
+        f"Format: ID TIME TYPE TITLE (times in {zone(memory.newest_at)}) | details: "
+        "get_observations([IDs]) | search: search(query)",
     ]
-    day = ""
-    for obs in reversed(observations):
-        when = time.gmtime(obs["created_at"] / 1000)
-        label = time.strftime("%b %d, %Y", when)
-        if label != day:
-            day = label
-            lines += ["", f"### {label}"]
-        mark = TYPE_MARKS.get(obs["type"], "•")
-        lines.append(
-            f"{obs['id']} {time.strftime('%H:%M', when)} {mark} {obs['title'] or 'Untitled'}"
-        )
-    if summaries and settings.get_bool("CLAUDE_MEM_CONTEXT_SHOW_LAST_SUMMARY"):
-        lines += ["", "## Last session summary"]
-        summary = summaries[0]
-        lines += [f"**{label}**: {summary[key]}" for key, label in SUMMARY_LABELS if summary[key]]
+    if numbers is not None:
+        lines.append(numbers.line)
+    if dropped:
+        lines.append(f"({dropped:,} older rows left out to stay within {budget:,} tokens)")
+    for heading, row, clock in index_lines(rows):
+        if heading:
+            lines += ["", f"### {heading}"]
+        if row.detail:
+            lines.append(f"**{row.ident}** {clock} {row.mark} **{row.title}**")
+            lines += [f"  {line}" for line in row.detail]
+        else:
+            lines.append(f"{row.ident} {clock} {row.mark} {row.title}")
+    if last is not None:
+        fields = [(label, flat(last.get(key), SUMMARY_CHARS)) for key, label in SUMMARY_LABELS]
+        fields = [(label, value) for label, value in fields if value]
+        if fields:
+            lines += ["", f"## Last session summary (S{last['id']})"]
+            lines += [f"**{label}**: {value}" for label, value in fields]
     return "\n".join(lines)

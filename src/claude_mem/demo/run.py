@@ -114,7 +114,7 @@ def run_demo(
         _show_context(worker, project, out)
         _show_search(project, query, out)
         note = "" if keep else "  (served while the worker runs: add --keep to browse it)"
-        _say(out, f"Viewer: {worker.url}{note}")
+        _say(out, f"Viewer: {_viewer_link(worker)}{note}")
         ok = not problems
     except DemoError as exc:
         _say(sys.stderr, f"claude-mem demo: {exc}")
@@ -242,6 +242,16 @@ def _get_json(worker: Worker, path: str) -> Any:
     if status != 200:
         raise DemoError(f"GET {path} answered {status or 'nothing'}: {body[:200]!r}")
     return json.loads(body)
+
+
+def _viewer_link(worker: Worker) -> str:
+    """A one-time sign-in link (the page needs it to read memory), else the bare URL."""
+    from claude_mem.viewer.link import LinkError, sign_in_link  # noqa: PLC0415
+
+    try:
+        return sign_in_link(worker.host, worker.port)
+    except LinkError:
+        return worker.url
 
 
 # --- the replay ------------------------------------------------------------------------------

@@ -17,12 +17,20 @@ if TYPE_CHECKING:
 
     from claude_mem.hooks.transport import Worker
     from claude_mem.settings import Settings
+    from claude_mem.worker.client import Response
 
 # Sent instead of a prompt that was private as a whole: the worker sees an empty private block,
 # numbers the prompt as private (so the rest of that turn is skipped too) and stores no text.
 # Sending the original would move private text over the socket; sending "" would be recorded
 # as a media prompt and the turn's tool events would be captured.
 PRIVATE_PROMPT = "<private></private>"
+SEMANTIC_MIN_CHARS = 20  # the worker answers nothing for shorter prompts: skip the call
+READ_TOOLS = frozenset({"Read", "read_file"})  # Claude Code's, Gemini CLI's: whole-file reads
+FILE_GATE_TIMEOUT_S = 0.5  # a Read waits at most about this long for its file's timeline
+PAUSED_NOTE = (
+    "claude-mem: #nomem - this session is not remembered from here on "
+    "(`claude-mem resume` to undo)."
+)
 
 
 class Context:
@@ -37,27 +45,49 @@ class Context:
     def redact(self) -> bool:
         return self.settings.get_bool("CLAUDE_MEM_REDACT_SECRETS")
 
+    @property
+    def mode(self) -> str:
+        return self.settings.get_str("CLAUDE_MEM_MODE")
+
 
 def _session(event: HookEvent) -> dict[str, object]:
     return {"host_session_id": event.session_id, "platform": event.platform}
 
 
 def session_start(event: HookEvent, ctx: Context) -> HookResult:
-    """Start the worker if needed and return the memory index as context."""
+    """Start the worker if needed; the memory index as context, its terminal view for the user."""
     from claude_mem.hooks import state, version_check  # noqa: PLC0415
 
     notes = [line for line in (state.take_capture_broken(), version_check.hint_once()) if line]
-    text = None
+    text = terminal = None
     worker = ctx.worker
     if worker.ensure_started(worker.timeout):
-        response = worker.call("GET", f"/api/context/inject?cwd={quote(event.cwd or '', safe='')}")
-        if response is not None and response.status == 200:
-            text = response.body.decode("utf-8", "replace").strip() or None
+        where = quote(event.cwd or "", safe="")
+        answer = _json(worker.call("GET", f"/api/context/session-start?cwd={where}"))
+        text = _text(answer.get("context"))
+        terminal = _text(answer.get("terminal"))
     context = "\n\n".join([*notes, text] if text else notes) or None
     lines = list(notes)
     if text and ctx.settings.get_bool("CLAUDE_MEM_CONTEXT_SHOW_TERMINAL_OUTPUT"):
         lines.append(_terminal_line(text, worker.host, worker.port))
+        if terminal:
+            lines.append(terminal)
     return HookResult(context, "\n".join(lines) or None)
+
+
+def _json(response: Response | None) -> dict[str, object]:
+    """A 200 answer's JSON object, else {}."""
+    if response is None or response.status != 200:
+        return {}
+    try:
+        data = response.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _text(value: object) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
 
 
 def _terminal_line(context: str, host: str, port: int) -> str:
@@ -66,36 +96,103 @@ def _terminal_line(context: str, host: str, port: int) -> str:
     project = "this project"
     if "# [" in first and "]" in first:
         project = first.split("# [", 1)[1].split("]", 1)[0] or project
-    count = sum(1 for line in context.splitlines() if line.split(" ", 1)[0].isdigit())
+    count = sum(1 for line in context.splitlines() if line.split(" ", 1)[0].strip("*").isdigit())
     where = f"[{host}]" if ":" in host else host
     noun = "memory" if count == 1 else "memories"
     return f"claude-mem: {count} {noun} for {project} - viewer: http://{where}:{port}/"
 
 
 def prompt(event: HookEvent, ctx: Context) -> HookResult:
-    """Register the prompt (and the session, on its first prompt)."""
+    """Register the prompt (and the session, on its first prompt); with
+    CLAUDE_MEM_SEMANTIC_INJECT on, answer with related past work as context.
+
+    A prompt containing `#nomem` pauses capture for the rest of its session and is not sent.
+    """
     if not event.session_id:
         return HookResult()
-    from claude_mem import privacy  # noqa: PLC0415 - its regexes cost ~5 ms; not every kind needs them
+    from claude_mem import control, privacy  # noqa: PLC0415 - privacy's regexes cost ~5 ms
 
     raw = event.prompt or ""
     if raw and privacy.is_protocol_payload(raw):
         return HookResult()  # agent-to-agent plumbing, not the user's words
+    if control.asks_no_memory(raw):
+        control.pause(event.session_id, reason=control.NOMEM)
+        return HookResult(system_message=PAUSED_NOTE)
     text = privacy.clean_text(raw, redact=ctx.redact)
     if not text and raw.strip():
         text = PRIVATE_PROMPT
-    body = {**_session(event), "cwd": event.cwd, "prompt": text}
-    ctx.worker.call("POST", "/api/sessions/init", body)
-    return HookResult()
+    if not control.capture_blocked(ctx.mode, event.session_id):
+        body = {**_session(event), "cwd": event.cwd, "prompt": text}
+        ctx.worker.call("POST", "/api/sessions/init", body)
+    if text == PRIVATE_PROMPT or not ctx.settings.get_bool("CLAUDE_MEM_SEMANTIC_INJECT"):
+        return HookResult()
+    if not control.injection_allowed(ctx.mode):
+        return HookResult()
+    return HookResult(_related_work(text, event.cwd, ctx))
+
+
+def _related_work(text: str, cwd: str | None, ctx: Context) -> str | None:
+    """Past work related to the prompt (CLAUDE_MEM_SEMANTIC_INJECT), as context, or None."""
+    if len(text.strip()) < SEMANTIC_MIN_CHARS:
+        return None
+    limit = ctx.settings.get_int("CLAUDE_MEM_SEMANTIC_INJECT_LIMIT")
+    response = ctx.worker.call(
+        "POST", "/api/context/semantic", {"q": text, "cwd": cwd, "limit": limit}
+    )
+    if response is None or response.status != 200:
+        return None
+    try:
+        answer = response.json()
+    except ValueError:
+        return None
+    context = answer.get("context") if isinstance(answer, dict) else None
+    return context if isinstance(context, str) and context.strip() else None
 
 
 def pre_read(event: HookEvent, ctx: Context) -> HookResult:
-    """Before a file is read. Never blocks the read.
+    """The file-read gate: before a Read of a big file, what memory knows about it.
 
-    The file-read gate (a later issue) adds its lookup here: GET /api/observations/by-file for
-    the file(s) in event.tool_input, returned as context. Until then, nothing to say.
+    Once per file per session, only for a regular file of at least
+    CLAUDE_MEM_FILE_GATE_MIN_BYTES; the worker decides the rest (exclusions, whether the file
+    changed since its newest observation). Never blocks the Read: a short timeout, no
+    permission decision, nothing on any failure.
     """
-    return HookResult()
+    import os  # noqa: PLC0415
+    import stat  # noqa: PLC0415
+
+    from claude_mem import control  # noqa: PLC0415
+    from claude_mem.hooks import seen_files  # noqa: PLC0415
+
+    tool_input = event.tool_input if isinstance(event.tool_input, dict) else {}
+    path = tool_input.get("file_path")
+    minimum = ctx.settings.get_int("CLAUDE_MEM_FILE_GATE_MIN_BYTES")
+    if event.tool_name not in READ_TOOLS or not event.session_id or not minimum:
+        return HookResult()
+    if not isinstance(path, str) or not path.strip():
+        return HookResult()
+    if event.agent_id or not control.injection_allowed(ctx.mode):
+        return HookResult()
+    path = os.path.normpath(os.path.join(event.cwd or "", os.path.expanduser(path)))
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return HookResult()  # missing or unreadable: the Read itself will say so
+    if not stat.S_ISREG(info.st_mode) or info.st_size < minimum:
+        return HookResult()
+    if seen_files.seen(event.session_id, path):
+        return HookResult()
+    ctx.worker.timeout = min(ctx.worker.timeout, FILE_GATE_TIMEOUT_S)
+    query = f"path={quote(path, safe='')}&mtime_ms={int(info.st_mtime * 1000)}"
+    if event.cwd:
+        query += f"&cwd={quote(event.cwd, safe='')}"
+    response = ctx.worker.call("GET", f"/api/context/file?{query}")
+    if response is None or response.status != 200:
+        return HookResult()
+    text = response.body.decode("utf-8", "replace").strip()
+    if not text:
+        return HookResult()
+    seen_files.remember(event.session_id, path)
+    return HookResult(text)
 
 
 def tool(event: HookEvent, ctx: Context) -> HookResult:
@@ -104,7 +201,10 @@ def tool(event: HookEvent, ctx: Context) -> HookResult:
         return HookResult()
     if event.tool_name in ctx.settings.get_list("CLAUDE_MEM_SKIP_TOOLS"):
         return HookResult()
-    from claude_mem import privacy  # noqa: PLC0415
+    from claude_mem import control, privacy  # noqa: PLC0415
+
+    if control.capture_blocked(ctx.mode, event.session_id):
+        return HookResult()
 
     redact = ctx.redact
     body = {
@@ -124,6 +224,10 @@ def tool(event: HookEvent, ctx: Context) -> HookResult:
 def stop(event: HookEvent, ctx: Context) -> HookResult:
     """Ask for a summary of the turn; not for subagents, nor when a Stop hook re-entered."""
     if event.stop_hook_active or event.agent_id or not event.session_id:
+        return HookResult()
+    from claude_mem import control  # noqa: PLC0415
+
+    if control.capture_blocked(ctx.mode, event.session_id):
         return HookResult()
     message = event.last_assistant_message
     if message is None and event.transcript_path:

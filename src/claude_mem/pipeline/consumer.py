@@ -54,8 +54,12 @@ class Pipeline:
         settings_of: Callable[[], Settings],
         stream: Broadcaster,
         health: HealthLedger | None = None,
+        on_stored: Callable[[], None] = lambda: None,
     ) -> None:
+        """`on_stored` runs (in a thread) after new observations or a summary commit: the
+        embedder's `notify`, so vectors follow within a batch instead of a poll interval."""
         self.db, self.settings_of, self.stream = db, settings_of, stream
+        self.on_stored = on_stored
         self.health = health or HealthLedger()
         self._providers: dict[str, Provider] = {}
         self._settings_seen: Settings | None = None
@@ -154,6 +158,8 @@ class Pipeline:
         )
         for row in created:
             self.stream.publish("new_observation", observation=row)
+        if created:
+            self.on_stored()
         log.debug("pipeline", "observations stored", session_id=session_id, count=len(created),
                   provider=name, skipped_replayed=done)  # fmt: skip
 
@@ -211,6 +217,7 @@ class Pipeline:
             return
         summary_id = await asyncio.to_thread(self._store_summary, ctx, item, result, name)
         if summary_id is not None:
+            self.on_stored()
             self.stream.publish("new_summary", summary={"id": summary_id, "session_id": session_id,
                                                         "project": ctx.project})  # fmt: skip
 

@@ -31,6 +31,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0003_fulltext", schema.FULLTEXT),
     Migration("0004_tool_uses_and_queue", schema.TOOL_USES_AND_QUEUE),
     Migration("0005_token_usage", schema.TOKEN_USAGE),
+    Migration("0006_vectors", schema.VECTORS),
+    Migration("0007_corpora", schema.CORPORA),
+    Migration("0008_observation_files", schema.OBSERVATION_FILES),
+    Migration("0009_search_filters", schema.SEARCH_FILTERS),
 )
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -180,3 +180,94 @@ CREATE TABLE token_usage (
 );
 CREATE INDEX idx_token_usage_session ON token_usage (session_id);
 """
+
+# Embeddings beside their rows. `kind` spans three tables, so no foreign key: triggers make
+# deletes propagate, and an edit of the embedded text drops the now-stale vector so the
+# background embedder picks the row up again.
+_VECTOR_TRIGGERS = {
+    "observation": ("observations", "title, subtitle, narrative, facts"),
+    "summary": ("session_summaries", "request, learned, completed, next_steps"),
+    "prompt": ("user_prompts", "text, is_private"),
+}
+
+VECTORS = """
+CREATE TABLE vectors (
+    kind TEXT NOT NULL CHECK (kind IN ('observation', 'summary', 'prompt')),
+    row_id INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (kind, row_id)
+);
+CREATE INDEX idx_vectors_model ON vectors (model, kind, row_id);
+""" + "".join(
+    f"""
+CREATE TRIGGER {table}_vectors_ad AFTER DELETE ON {table} BEGIN
+    DELETE FROM vectors WHERE kind = '{kind}' AND row_id = old.id;
+END;
+CREATE TRIGGER {table}_vectors_au AFTER UPDATE OF {columns} ON {table} BEGIN
+    DELETE FROM vectors WHERE kind = '{kind}' AND row_id = old.id;
+END;
+"""
+    for kind, (table, columns) in _VECTOR_TRIGGERS.items()
+)
+
+# Knowledge corpora (corpus/): a saved filter, what it selected, its rendering, and the agent
+# session primed with it. Kept in the database so backups, restores and exports carry them.
+CORPORA = """
+CREATE TABLE corpora (
+    name TEXT PRIMARY KEY,
+    description TEXT NOT NULL DEFAULT '',
+    filter TEXT NOT NULL DEFAULT '{}',
+    stats TEXT NOT NULL DEFAULT '{}',
+    system_prompt TEXT NOT NULL DEFAULT '',
+    observation_ids TEXT NOT NULL DEFAULT '[]',
+    rendered TEXT NOT NULL DEFAULT '',
+    session_id TEXT,
+    session_provider TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+"""
+
+
+# Which observations read or modified which file: the file-read gate looks a path up here
+# instead of scanning every observation's JSON lists. Kept in step with `observations` by
+# triggers (the last two statements index the rows that existed before); rows of a deleted
+# observation go by cascade.
+def _file_rows(row: str, source: str = "") -> str:
+    return "".join(
+        f"""
+    INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
+        SELECT j.value, {row}.id, {modified} FROM {source}json_each(
+            CASE WHEN json_valid({row}.{column}) THEN {row}.{column} ELSE '[]' END) AS j
+        WHERE j.type = 'text';"""
+        for column, modified in (("files_modified", 1), ("files_read", 0))
+    )
+
+
+OBSERVATION_FILES = f"""
+CREATE TABLE observation_files (
+    path TEXT NOT NULL,
+    observation_id INTEGER NOT NULL REFERENCES observations (id) ON DELETE CASCADE,
+    modified INTEGER NOT NULL CHECK (modified IN (0, 1)),
+    PRIMARY KEY (path, observation_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_observation_files_observation ON observation_files (observation_id);
+CREATE TRIGGER observations_files_ai AFTER INSERT ON observations BEGIN{_file_rows("new")}
+END;
+CREATE TRIGGER observations_files_au AFTER UPDATE OF files_read, files_modified
+ON observations BEGIN
+    DELETE FROM observation_files WHERE observation_id = old.id;{_file_rows("new")}
+END;
+{_file_rows("o", "observations o, ")}
+"""
+
+# Full-text search under filters walks matches newest first and tests each one's columns; this
+# covering index answers project, date, type and session tests without reading the (large)
+# observation row: half the time at 100k rows (search_queries.fulltext_ranked uses it by name).
+SEARCH_FILTERS = """
+CREATE INDEX idx_observations_search_filters
+    ON observations (id, project, created_at, type, session_id);
+"""

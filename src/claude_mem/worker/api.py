@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from claude_mem import __version__
+from claude_mem.viewer.auth import cookie_authorizes
 from claude_mem.worker.state import WorkerState
 from claude_mem.worker.token import HEADER as TOKEN_HEADER
 
@@ -150,7 +151,10 @@ def route(endpoint: Endpoint, state: WorkerState, body_limit: int) -> Route:
 
     async def asgi_endpoint(request: Request) -> Response:
         try:
-            if endpoint.auth and not state.token_matches(request.headers.get(TOKEN_HEADER)):
+            if endpoint.auth and not (
+                state.token_matches(request.headers.get(TOKEN_HEADER))
+                or cookie_authorizes(request, state)  # the web viewer, signed in by link
+            ):
                 raise ApiError(401, f"missing or wrong {TOKEN_HEADER} header", "unauthorized")
             if endpoint.needs_db and not state.ready:
                 reason = state.error or "the database is still opening"

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from claude_mem import log, paths
+from claude_mem.control import capture_blocked
 from claude_mem.privacy import clean_text, clean_value, is_protocol_payload
 from claude_mem.project import ProjectIdentity, resolve_project
 from claude_mem.settings import Settings
@@ -123,6 +124,10 @@ class Ingest:
         self._projects[key] = (now + PROJECT_CACHE_S, identity)
         return identity
 
+    def _blocked(self, host_session_id: str) -> str | None:
+        """`recall_only` (CLAUDE_MEM_MODE) or `paused` (claude-mem pause, #nomem), else None."""
+        return capture_blocked(self.settings.get_str("CLAUDE_MEM_MODE"), host_session_id)
+
     @property
     def _redact(self) -> bool:
         return self.db.redact_secrets
@@ -135,6 +140,9 @@ class Ingest:
         project = self._project(event.cwd)
         if project.excluded:
             return IngestResult(status="skipped", reason="project_excluded", project=project.name)
+        blocked = self._blocked(event.host_session_id)
+        if blocked:
+            return IngestResult(status="skipped", reason=blocked, project=project.name)
         now = _now()
         with self.db.write() as conn:
             existing = find_session(conn, event.platform, event.host_session_id)
@@ -198,6 +206,9 @@ class Ingest:
         project = self._project(event.cwd)
         if project.excluded:
             return IngestResult(status="skipped", reason="project_excluded", project=project.name)
+        blocked = self._blocked(event.host_session_id)
+        if blocked:
+            return IngestResult(status="skipped", reason=blocked, project=project.name)
         if event.tool_name in self.settings.get_list("CLAUDE_MEM_SKIP_TOOLS"):
             return IngestResult(status="skipped", reason="tool_excluded", project=project.name)
         # Clean before cutting: a cut must not split a private region and keep its tail.
@@ -247,6 +258,9 @@ class Ingest:
         project = self._project(event.cwd)
         if project.excluded:
             return IngestResult(status="skipped", reason="project_excluded", project=project.name)
+        blocked = self._blocked(event.host_session_id)
+        if blocked:
+            return IngestResult(status="skipped", reason=blocked, project=project.name)
         message = truncate_text(clean_text(event.last_assistant_message or "", redact=self._redact))
         if not message:
             return IngestResult(status="skipped", reason="empty")

@@ -9,8 +9,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from claude_mem import __version__, log
+from claude_mem import __version__, backup, log
 from claude_mem.pipeline.consumer import Pipeline
+from claude_mem.search.embedding_task import Embedding
 from claude_mem.settings import Settings
 from claude_mem.settings import load as load_settings
 from claude_mem.store import Database
@@ -37,12 +38,14 @@ class WorkerState:
         self.db: Database | None = None
         self.ingest: Ingest | None = None
         self.pipeline: Pipeline | None = None
+        self.embedding: Embedding | None = None
         self._queue_changed = threading.Event()
         self.error: str | None = None
         # Set by whoever runs the server (worker.main, test harness): asks it to stop gracefully.
         self.request_shutdown: Callable[[], None] | None = None
         self._opening: asyncio.Task[None] | None = None
         self._status_task: asyncio.Task[None] | None = None
+        self._backup_task: asyncio.Task[None] | None = None
 
     @property
     def ready(self) -> bool:
@@ -70,11 +73,23 @@ class WorkerState:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, OPEN_RETRY_MAX_S)
                 continue
-            self.pipeline = Pipeline(db, lambda: self.settings, self.stream)
+            model = self.settings.get_str("CLAUDE_MEM_EMBEDDING_MODEL")
+            if model != "none":
+                self.embedding = Embedding(db, model)
+                self.embedding.start()
+            self.pipeline = Pipeline(
+                db,
+                lambda: self.settings,
+                self.stream,
+                on_stored=self.embedding.notify if self.embedding else lambda: None,
+            )
             self.ingest = Ingest(db, lambda: self.settings, self.stream, self._on_queue_change)
             self.db, self.error = db, None
             log.info("worker", "store ready", path=str(db.path), migrated=db.migrated)
             self._status_task = asyncio.get_running_loop().create_task(self._publish_queue_status())
+            self._backup_task = asyncio.get_running_loop().create_task(
+                backup.run_daily(lambda: self.db, lambda: self.settings)
+            )
 
     async def _publish_queue_status(self) -> None:
         """Queue depth for the viewer, at most a few times a second: counting rows on every
@@ -111,13 +126,16 @@ class WorkerState:
 
     async def close(self) -> None:
         """Graceful stop: stop opening, fold the WAL into the file, close the store."""
-        for task in (self._opening, self._status_task):
+        for task in (self._opening, self._status_task, self._backup_task):
             if task is not None and not task.done():
                 task.cancel()
         self.ingest = None
         if self.pipeline is not None:
             pipeline, self.pipeline = self.pipeline, None
             await pipeline.stop()
+        if self.embedding is not None:
+            embedding, self.embedding = self.embedding, None
+            await asyncio.to_thread(embedding.stop)
         if self.db is not None:
             db, self.db = self.db, None
             await asyncio.to_thread(db.checkpoint)

@@ -59,11 +59,13 @@ __all__ = [
     "NAME",
     "ClaudeCliProvider",
     "CliFeatures",
+    "SessionExpired",
     "build_command",
     "child_env",
     "create",
     "observer_dir",
     "read_result",
+    "session_of",
 ]
 
 NAME = "claude-agent-sdk"
@@ -131,17 +133,26 @@ _features: dict[tuple[str, int, int], CliFeatures] = {}
 
 
 def build_command(
-    binary: str, model: str, features: CliFeatures, system_prompt: str = SYSTEM_PROMPT
+    binary: str,
+    model: str,
+    features: CliFeatures,
+    system_prompt: str = SYSTEM_PROMPT,
+    *,
+    keep_session: bool = False,
+    resume: str | None = None,
 ) -> list[str]:
-    """The locked-down argv (the prompt goes on stdin, never here)."""
+    """The locked-down argv (the prompt goes on stdin, never here). `keep_session` saves the
+    CLI's transcript so a later call can `resume` it (knowledge corpora)."""
     argv = [binary, "-p", "--output-format", "json", "--model", model]
     if features.has("--tools"):
         argv += ["--tools", ""]
     if features.has("--disallowedTools"):
         argv += ["--disallowedTools", ",".join(DENIED_TOOLS)]
     argv += ["--strict-mcp-config", "--mcp-config", EMPTY_MCP, "--setting-sources", ""]
-    if features.has("--no-session-persistence"):
+    if features.has("--no-session-persistence") and not keep_session:
         argv.append("--no-session-persistence")
+    if resume is not None:
+        argv += ["--resume", resume]
     if features.has("--permission-mode") and features.dont_ask:
         argv += ["--permission-mode", "dontAsk"]
     if features.has("--disable-slash-commands"):
@@ -235,6 +246,27 @@ def read_result(returncode: int, stdout: str, stderr: str) -> Reply:
         output_tokens=int_or_none(usage.get("output_tokens")),
         model=_model_of(data),
     )
+
+
+class SessionExpired(ProviderError):
+    """A `--resume` of a session the CLI no longer has (expired, deleted, another machine)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("unrecoverable", message)
+
+
+# What the CLI says when it cannot resume (2.1.x: "No conversation found with session ID: …").
+_SESSION_GONE = re.compile(
+    r"no conversation found|session[^\n]{0,60}(?:not found|expired|invalid)|invalid session",
+    re.IGNORECASE,
+)
+
+
+def session_of(stdout: str) -> str | None:
+    """The session id in the CLI's JSON result (to resume it later), or None."""
+    data = _result_object(stdout)
+    value = data.get("session_id") if data else None
+    return value if isinstance(value, str) and value else None
 
 
 # --- running it -------------------------------------------------------------------------------
@@ -362,6 +394,27 @@ class ClaudeCliProvider:
             argv, prompt.encode(), env=self.environment(), cwd=observer_dir(), timeout=self.timeout
         )
         return read_result(code, out, err)
+
+    async def converse(
+        self, system: str, user: str, *, resume: str | None = None
+    ) -> tuple[Reply, str]:
+        """One turn of a saved CLI session: a new one, or `resume` (SessionExpired if the CLI
+        no longer has it). Returns the reply and the session id to resume next."""
+        binary = self.binary()
+        features = await self.features(binary)
+        system, user = clean_text(system), clean_text(user)  # defence in depth
+        prompt = user if features.has("--system-prompt") else f"{system}\n\n{user}"
+        argv = build_command(binary, self.model, features, system, keep_session=True, resume=resume)
+        code, out, err = await _run(
+            argv, prompt.encode(), env=self.environment(), cwd=observer_dir(), timeout=self.timeout
+        )
+        if resume is not None and code != 0 and _SESSION_GONE.search(err or out):
+            raise SessionExpired(f"{NAME}: session {resume} cannot be resumed: {_snippet(err)}")
+        reply = read_result(code, out, err)
+        session = session_of(out)
+        if session is None:
+            raise ProviderError("unrecoverable", f"{NAME}: the CLI reported no session id")
+        return reply, session
 
     async def compress(self, events: list[ToolEvent], ctx: SessionContext) -> Result:
         """Observations for one batch; prose or `<skip/>` is an empty result, not an error."""

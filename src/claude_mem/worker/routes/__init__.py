@@ -1,7 +1,17 @@
 """All endpoints, one module per group; the app and the OpenAPI document both read ENDPOINTS."""
 
 from claude_mem.worker.api import Endpoint
-from claude_mem.worker.routes import config, context, data, health, sessions
+from claude_mem.worker.routes import (
+    config,
+    context,
+    corpus,
+    data,
+    health,
+    memory,
+    search,
+    sessions,
+    viewer,
+)
 
 ENDPOINTS: list[Endpoint] = [
     *health.ENDPOINTS,
@@ -9,4 +19,8 @@ ENDPOINTS: list[Endpoint] = [
     *data.ENDPOINTS,
     *config.ENDPOINTS,
     *context.ENDPOINTS,
+    *search.ENDPOINTS,
+    *memory.ENDPOINTS,
+    *viewer.ENDPOINTS,
+    *corpus.ENDPOINTS,
 ]

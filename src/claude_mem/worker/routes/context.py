@@ -1,4 +1,9 @@
-"""The text injected at session start, and the live event stream."""
+"""What the agent is given: session-start context, the file-read gate; and the live stream.
+
+Injection honours the user's switches: nothing for an excluded project (globs or a
+`.claude-mem-ignore` file, judged from the cwd) nor in capture-only mode. `project=` names the
+projects outright (API and MCP callers) and skips the cwd-based exclusion.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,11 @@ from typing import Annotated
 import msgspec
 from starlette.responses import StreamingResponse
 
-from claude_mem.context.render import render
-from claude_mem.project import resolve_project
+from claude_mem.context.file_gate import file_timeline
+from claude_mem.context.render import Context, compose
+from claude_mem.context.terminal import terminal_view
+from claude_mem.control import injection_allowed
+from claude_mem.project import ProjectIdentity, resolve_project
 from claude_mem.worker.api import ApiError, Call, Endpoint, Text
 
 
@@ -17,28 +25,87 @@ class ContextQuery(msgspec.Struct, kw_only=True):
     cwd: str | None = None
 
 
+class FileQuery(msgspec.Struct, kw_only=True):
+    path: Annotated[str, msgspec.Meta(min_length=1, max_length=4096)]
+    mtime_ms: Annotated[int, msgspec.Meta(ge=0)]
+    cwd: str | None = None
+
+
 class StreamQuery(msgspec.Struct, kw_only=True):
     last_event_id: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
-def inject_context(call: Call) -> Text:
+class SessionStartContext(msgspec.Struct):
+    """`context` for the agent, `terminal` for the user (empty when there is nothing to show)."""
+
+    context: str
+    terminal: str
+    tokens: int
+    dropped: int
+
+
+def _identity(call: Call, cwd: str) -> ProjectIdentity:
+    return resolve_project(
+        cwd, excluded=call.state.settings.get_str("CLAUDE_MEM_EXCLUDED_PROJECTS")
+    )
+
+
+def _allowed(call: Call) -> bool:
+    return injection_allowed(call.state.settings.get_str("CLAUDE_MEM_MODE"))
+
+
+def _context(call: Call) -> Context | None:
+    """The context asked for, or None when the user's switches say inject nothing."""
     query: ContextQuery = call.query
-    state = call.state
     if query.project:
         projects = tuple(query.project)
     elif query.cwd is not None:
-        identity = resolve_project(
-            query.cwd, excluded=state.settings.get_str("CLAUDE_MEM_EXCLUDED_PROJECTS")
-        )
+        identity = _identity(call, query.cwd)
         if identity.excluded:
-            return Text("")
+            return None
         projects = identity.all_projects
     else:
         raise ApiError(400, "give project=NAME (repeatable) or cwd=PATH", "invalid_query")
+    if not _allowed(call):
+        return None
+    state = call.state
     assert state.db is not None
     pipeline = state.pipeline
     warning = pipeline.health.warning(pipeline.chain()) if pipeline is not None else None
-    return Text(render(state.db.read(), projects, state.settings, warning=warning))
+    return compose(state.db.read(), projects, state.settings, warning=warning)
+
+
+def inject_context(call: Call) -> Text:
+    context = _context(call)
+    return Text(context.text if context is not None else "")
+
+
+def session_start_context(call: Call) -> SessionStartContext:
+    context = _context(call)
+    if context is None:
+        return SessionStartContext("", "", 0, 0)
+    return SessionStartContext(
+        context.text, terminal_view(context), context.tokens, context.dropped
+    )
+
+
+def file_context(call: Call) -> Text:
+    query: FileQuery = call.query
+    if not _allowed(call):
+        return Text("")
+    identity = _identity(call, query.cwd or query.path)
+    if identity.excluded:
+        return Text("")
+    assert call.state.db is not None
+    return Text(
+        file_timeline(
+            call.state.db.read(),
+            query.path,
+            folders=(query.cwd, identity.root, identity.parent_root),
+            projects=identity.all_projects,
+            mtime_ms=query.mtime_ms,
+        )
+    )
 
 
 async def event_stream(call: Call) -> StreamingResponse:
@@ -59,6 +126,13 @@ ENDPOINTS = [
     Endpoint("GET", "/api/context/inject", inject_context,
              "Session-start context for project(s) or a cwd (text/plain)", "context",
              query=ContextQuery, media_type="text/plain"),
+    Endpoint("GET", "/api/context/session-start", session_start_context,
+             "Session-start context for the agent plus its terminal view for the user",
+             "context", query=ContextQuery, response=SessionStartContext),
+    Endpoint("GET", "/api/context/file", file_context,
+             "File-read gate: earlier observations of a file unless it changed since "
+             "(text/plain, empty when none)", "context", query=FileQuery,
+             media_type="text/plain"),
     Endpoint("GET", "/api/stream", event_stream,
              "Server-sent events: prompts, observations, summaries, queue status; resumable "
              "with Last-Event-ID", "context", query=StreamQuery, media_type="text/event-stream",

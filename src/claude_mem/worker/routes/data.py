@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import msgspec
 
 from claude_mem.store import stats
+from claude_mem.store.forget import forget_project
 from claude_mem.store.observations import (
     delete_observation,
     get_observation,
@@ -93,6 +94,18 @@ class Deleted(msgspec.Struct):
     id: int
 
 
+class ProjectQuery(msgspec.Struct, kw_only=True):
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=1000)]
+
+
+class ForgottenProject(msgspec.Struct):
+    project: str
+    sessions: int
+    prompts: int
+    observations: int
+    summaries: int
+
+
 class Project(msgspec.Struct):
     name: str
     sessions: int
@@ -121,6 +134,7 @@ class Stats(msgspec.Struct):
     active_consumers: int
     provider_chain: list[str]
     provider_health: dict[str, dict[str, Any]]
+    embedding: dict[str, Any] | None = None  # None when vectors are off
 
 
 def _conn(call: Call):  # type: ignore[no-untyped-def]
@@ -202,6 +216,18 @@ def remove_session(call: Call) -> Deleted:
     return _delete(call, delete_session, "session")
 
 
+def remove_project(call: Call) -> ForgottenProject:
+    db = call.state.db
+    assert db is not None
+    name = call.query.name
+    with db.write() as conn:
+        counts = forget_project(conn, name)
+    if not any(counts.values()):
+        raise ApiError(404, f"project {name!r} has no memory", "not_found")
+    call.state.stream.publish("project_deleted", project=name)
+    return ForgottenProject(project=name, **counts)
+
+
 def project_list(call: Call) -> Projects:
     return Projects([msgspec.convert(p, Project) for p in stats.projects(_conn(call))])
 
@@ -221,6 +247,7 @@ def worker_stats(call: Call) -> Stats:
         active_consumers=state.pipeline.active_sessions if state.pipeline else 0,
         provider_chain=state.pipeline.chain() if state.pipeline else [],
         provider_health=state.pipeline.health.snapshot() if state.pipeline else {},
+        embedding=state.embedding.status() if state.embedding else None,
     )
 
 
@@ -252,6 +279,9 @@ ENDPOINTS = [
              response=Deleted, errors=(404,)),
     Endpoint("GET", "/api/projects", project_list, "Projects with counts", "data",
              response=Projects, errors=()),
+    Endpoint("DELETE", "/api/projects", remove_project,
+             "Forget a project: its sessions, prompts, observations and summaries", "data",
+             query=ProjectQuery, response=ForgottenProject, errors=(400, 404)),
     Endpoint("GET", "/api/stats", worker_stats, "Worker, database and queue figures", "data",
              response=Stats, errors=()),
 ]  # fmt: skip

@@ -1,0 +1,121 @@
+"""Time building the session-start context, and the file-read gate, over 1k-100k observations.
+
+    .venv/bin/python bench/context_bench.py [--counts 1000,10000,100000] [--runs 50]
+
+All observations go to one project (the worst case for the context query); a second variant
+spreads them over a worktree and its parent. Prints a Markdown table; the latest figures are
+kept in bench/RESULTS.md. Floor (context issue): ≤ 15 ms at 100k observations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from claude_mem import settings
+from claude_mem.context.file_gate import file_timeline
+from claude_mem.context.render import compose
+from claude_mem.store import Database
+from claude_mem.store.observations import insert_observation
+from claude_mem.store.sessions import ensure_session
+from claude_mem.store.summaries import NewSummary, insert_summary
+from synthetic import observations
+
+SESSIONS = 200
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def timed(action: Callable[[], object], runs: int) -> tuple[float, float]:
+    """(p50, p95) in ms after two warm-up calls."""
+    action()
+    action()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples), percentile(samples, 0.95)
+
+
+def fill(db: Database, count: int, projects: tuple[str, ...]) -> str:
+    """`count` observations over SESSIONS sessions and `projects`; returns a busy file."""
+    with db.write() as conn:
+        sids = [
+            ensure_session(
+                conn, platform="bench", host_session_id=f"s{n}", project=projects[n % len(projects)]
+            )
+            for n in range(SESSIONS)
+        ]
+    rows = list(observations(count, 0))
+    for offset in range(0, count, 2000):
+        with db.write() as conn:
+            for n, obs in enumerate(rows[offset : offset + 2000], start=offset):
+                sid = sids[n * SESSIONS // count]
+                project = projects[(n * SESSIONS // count) % len(projects)]
+                insert_observation(conn, replace(obs, session_id=sid, project=project))
+    with db.write() as conn:
+        for n, sid in enumerate(sids):
+            summary = NewSummary(
+                session_id=sid,
+                project=projects[n % len(projects)],
+                request=f"task {n}",
+                learned="how the scheduler claims jobs",
+                completed="fixed the race",
+                next_steps="add a regression test",
+                created_at=rows[-1].created_at or 0,
+            )
+            insert_summary(conn, summary)
+    return rows[-1].files_read[0]  # a module file many observations read: the worst case
+
+
+def measure(count: int, projects: tuple[str, ...], runs: int) -> str:
+    """One table row: context and file-gate timings over a fresh database."""
+    config = settings.load()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["CLAUDE_MEM_DATA_DIR"] = tmp
+        db = Database(Path(tmp) / "bench.db")
+        busy = fill(db, count, projects)
+        conn = db.read()
+        context = compose(conn, projects, config)
+        p50, p95 = timed(lambda: compose(conn, projects, config), runs)
+        gate = timed(
+            lambda: file_timeline(conn, busy, folders=(), projects=projects, mtime_ms=0), runs
+        )
+        db.close()
+    return (
+        f"| {count:,} | {len(projects)} | {p50:.2f} ms | {p95:.2f} ms "
+        f"| {context.tokens:,} tokens ({len(context.text):,} chars) "
+        f"| {context.dropped} | {gate[0]:.2f} ms | {gate[1]:.2f} ms |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--counts", default="1000,10000,100000")
+    parser.add_argument("--runs", type=int, default=50)
+    args = parser.parse_args()
+    print(
+        "| observations | projects | context p50 | p95 | injected | rows dropped "
+        "| file gate p50 | p95 |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for count in (int(c) for c in args.counts.split(",")):
+        for projects in (("p",), ("p", "p/wt")):
+            print(measure(count, projects, args.runs), flush=True)
+
+
+if __name__ == "__main__":
+    main()

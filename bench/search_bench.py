@@ -1,0 +1,327 @@
+"""Time hybrid search (full text + vectors) over 10k and 100k synthetic observations.
+
+    .venv/bin/python bench/search_bench.py [--sizes 10000 100000] [--rounds 10]
+
+Prints a Markdown table per size; the latest figures are kept in bench/RESULTS.md.
+
+Corpus. `bench/synthetic.py` with a wider vocabulary (set here, for this bench only): 160
+module names (`invoice_service`, `webhook_parser`…) instead of 17 and 48 problem phrases
+instead of 8, so a one-word query matches hundreds to a few thousand of 100k rows instead of a
+third of them, closer to a real project's memory. The store bench keeps the narrow vocabulary.
+
+Vectors. Embedding 100k rows with the real model takes ~80 min at ~21 texts/s, so:
+- throughput is measured by embedding `--sample` (300) distinct observation texts for real;
+- those same 300 real embeddings are the templates of the full index: row i gets template
+  (i mod 300) plus Gaussian noise (σ = 0.02 per dimension, ~0.4 in norm before re-normalising
+  → cosine to its template ≈ 0.93), so the index has realistic clusters and no exact ties.
+  The vectors are written to the `vectors` table as float32 blobs, as the worker does.
+- Queries are embedded for real on every search (no query cache), through `HybridSearcher`
+  with a VectorIndex per kind holding the vectors loaded back from SQLite.
+
+Index build = `store.vectors.load` + `VectorIndex.replace` for all 100k rows (what the worker
+does at start-up). RSS is this process's, with the model loaded and every index built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import claude_mem.search  # noqa: F401 - first: numpy's thread default, as in the worker
+
+# isort: split
+import numpy as np
+
+import synthetic
+from claude_mem.search.embed import load_embedder
+from claude_mem.search.hybrid import HybridSearcher
+from claude_mem.search.vectors import VectorIndex
+from claude_mem.store import Database
+from claude_mem.store import vectors as vector_store
+from claude_mem.store.fulltext import match_expression
+from claude_mem.store.observations import insert_observation
+from claude_mem.store.search_queries import KINDS, SearchFilters
+from claude_mem.store.sessions import ensure_session
+
+_NOUNS = [
+    "invoice", "user", "token", "job", "report", "webhook", "email", "upload", "search",
+    "session", "payment", "audit", "schema", "metrics", "feature_flag", "rate_limit",
+    "notification", "export", "tenant", "scheduler",
+]  # fmt: skip
+_ROLES = ["service", "store", "client", "handler", "worker", "parser", "router", "cache"]
+WIDE_MODULES = [f"{noun}_{role}" for noun in _NOUNS for role in _ROLES]  # 160
+WIDE_PROBLEMS = [
+    *synthetic.PROBLEMS,
+    "timezone offset dropped when serialising timestamps",
+    "N+1 queries when listing invoices",
+    "webhook signature checked against the parsed body",
+    "connection pool exhausted under load",
+    "memory leak from an unbounded LRU",
+    "CSV export truncating multibyte characters",
+    "feature flag evaluated before the tenant is known",
+    "rate limiter counting retries twice",
+    "JWT audience claim not validated",
+    "migration locking the users table for minutes",
+    "flaky test depending on dict ordering",
+    "stack overflow on deeply nested JSON",
+    "email template escaping HTML twice",
+    "upload chunk size not aligned with the multipart boundary",
+    "scheduler firing jobs twice after daylight saving change",
+    "audit log missing the acting user",
+    "search index not updated after bulk edits",
+    "session cookie missing SameSite attribute",
+    "payment retries charging the card twice",
+    "metrics histogram buckets too coarse for latency",
+    "config reload ignoring environment overrides",
+    "graceful shutdown dropping in-flight requests",
+    "integer overflow in the byte counter",
+    "locale-dependent float parsing",
+    "symlinked paths resolved twice",
+    "HTTP 304 responses cached without ETag",
+    "background worker swallowing exceptions",
+    "schema validation skipped for optional fields",
+    "websocket heartbeat timing out behind the proxy",
+    "slow regex backtracking on long lines",
+    "sorting unstable across pages",
+    "permission check using the wrong tenant id",
+    "report generation blocking the event loop",
+    "dead letter queue never drained",
+    "notification batching losing the last item",
+    "test fixtures leaking temporary files",
+    "case-insensitive email comparison missing",
+    "gzip responses double-compressed by the proxy",
+    "cron expression parsed in local time",
+    "cache stampede when a hot key expires",
+]  # 48
+
+QUERIES = [
+    "cache",  # very frequent words
+    "race condition",
+    "scheduler",
+    "Fixed",
+    "src/core/invoice_service_3.py",  # a path
+    "token_client_sync()",  # an identifier
+    "deadlock checkpoint",
+    "timezone offset",
+    "retry backoff API",
+    "webhook signature",
+    "jobs picked up twice by concurrent workers",  # paraphrases: vectors' job
+    "why did the login token expire too early",
+    "database migration took a lock for a long time",
+    "memory keeps growing in the cache",
+    "kubernetes helm chart",  # matches nothing in full text
+]
+SIGMA = 0.02
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def rss_mib() -> tuple[float, float]:
+    """(current RSS, peak RSS) of this process in MiB."""
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+class Source:
+    """A VectorSource: the real embedder for every query (no cache) and one index per kind."""
+
+    def __init__(self, embedder, indexes: dict[str, VectorIndex]) -> None:
+        self.embedder, self.indexes = embedder, indexes
+
+    def query_vector(self, text: str):
+        return self.embedder.embed([text])[0]
+
+    def index(self, kind: str) -> VectorIndex:
+        return self.indexes[kind]
+
+
+def timed(fn, queries: list[str], rounds: int) -> list[float]:
+    for query in queries:  # warm-up: page cache, statement cache
+        fn(query)
+    timings: list[float] = []
+    for _ in range(rounds):
+        for query in queries:
+            t0 = time.perf_counter()
+            fn(query)
+            timings.append((time.perf_counter() - t0) * 1000)
+    return timings
+
+
+def row(label: str, values: list[float]) -> str:
+    return (
+        f"| {label} ({len(values)} queries) | p50 {statistics.median(values):.2f} ms,"
+        f" p95 {percentile(values, 0.95):.2f} ms, max {max(values):.1f} ms |"
+    )
+
+
+def build(count: int, embedder, templates: np.ndarray, path: Path) -> float:
+    """Write `count` observations and their vectors to a new database; returns insert seconds."""
+    db = Database(path)
+    with db.write() as conn:
+        sid = ensure_session(conn, platform="bench", host_session_id="b", project="p")
+    start = time.perf_counter()
+    rows = list(synthetic.observations(count, sid))
+    for offset in range(0, len(rows), 1000):
+        with db.write() as conn:
+            for obs in rows[offset : offset + 1000]:
+                insert_observation(conn, obs)
+    insert_s = time.perf_counter() - start
+    del rows
+
+    rng = np.random.default_rng(11)
+    with db.write() as conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM observations ORDER BY id")]
+        for offset in range(0, len(ids), 10_000):
+            chunk = ids[offset : offset + 10_000]
+            base = templates[np.arange(offset, offset + len(chunk)) % len(templates)]
+            noisy = base + rng.normal(0, SIGMA, base.shape).astype(np.float32)
+            noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
+            conn.executemany(
+                """INSERT INTO vectors (kind, row_id, model, dim, vector, created_at)
+                   VALUES ('observation', ?, ?, ?, ?, 0)""",
+                [
+                    (i, embedder.model_id, embedder.dim, v.astype("<f4").tobytes())
+                    for i, v in zip(chunk, noisy, strict=True)
+                ],
+            )
+    db.close()
+    return insert_s
+
+
+def recall(conn, embedder, index: VectorIndex) -> tuple[float, float]:
+    """Share of the exact float32 top 20 and top 200 that the index returns, over QUERIES
+    (int8 rows and, at this size, the sign-code shortlist both approximate)."""
+    ids, matrix = vector_store.load(conn, "observation", embedder.model_id)
+    ids = np.asarray(ids)
+    found = {20: [], 200: []}
+    for query in QUERIES:
+        vector = embedder.embed([query])[0]
+        exact = ids[np.argsort(-(matrix @ vector), kind="stable")[:200]]
+        got = [row_id for row_id, _ in index.query(vector, 200)]
+        for k, shares in found.items():
+            shares.append(len(set(exact[:k].tolist()) & set(got[:k])) / k)
+    return statistics.mean(found[20]), statistics.mean(found[200])
+
+
+def measure(path: Path, rounds: int) -> list[str]:
+    """Run in a fresh process (like a worker): load the model, build the index, search."""
+    embedder = load_embedder("minilm-l6-int8")
+    db = Database(path)
+    conn = db.read()
+    start = time.perf_counter()
+    indexes = {kind: VectorIndex() for kind in KINDS}
+    for kind in KINDS:
+        kind_ids, matrix = vector_store.load(conn, kind, embedder.model_id)
+        indexes[kind].replace(kind_ids, matrix)
+        del matrix
+    build_s = time.perf_counter() - start
+    gc.collect()
+
+    fulltext = HybridSearcher(db)
+    hybrid = HybridSearcher(db, Source(embedder, indexes))
+    project = SearchFilters(projects=("project-3",))
+    results = [
+        row("hybrid search, top 20", timed(hybrid.search, QUERIES, rounds)),
+        row("FTS-only search, top 20", timed(fulltext.search, QUERIES, rounds)),
+        row(
+            "hybrid + project filter",
+            timed(lambda q: hybrid.search(q, project), QUERIES, rounds),
+        ),
+        row(
+            "FTS-only + project filter",
+            timed(lambda q: fulltext.search(q, project), QUERIES, rounds),
+        ),
+        row(
+            "query embedding alone",
+            timed(lambda q: embedder.embed([q]), QUERIES, rounds),
+        ),
+    ]
+    vec = np.asarray(embedder.embed(["cache stampede"])[0])
+    results.append(
+        row(
+            "vector index query alone (100 k=200)",
+            timed(lambda _q: indexes["observation"].query(vec, 200), ["x"] * 10, rounds),
+        )
+    )
+    matches = {
+        q: conn.execute(
+            "SELECT count(*) FROM observations_fts WHERE observations_fts MATCH ?",
+            (match_expression(q),),
+        ).fetchone()[0]
+        for q in ("cache", "scheduler", "Fixed", "timezone offset")
+    }
+    current, peak = rss_mib()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)  # return the load's freed heap (see the table)
+    trimmed, _ = rss_mib()
+    at_20, at_200 = recall(conn, embedder, indexes["observation"])
+    db.close()
+    return [
+        f"| vectors indexed | {indexes['observation'].size:,} × {embedder.dim}"
+        f" {'int8 + row scale' if indexes['observation'].quantized else 'float32'} |",
+        f"| index build (load from SQLite + VectorIndex) | {build_s * 1000:.0f} ms |",
+        *results,
+        f"| full-text matches of {', '.join(matches)} |"
+        f" {', '.join(str(n) for n in matches.values())} |",
+        f"| index recall vs exact float32 scan (top 20 / top 200) | {at_20:.3f} / {at_200:.3f} |",
+        f"| process RSS, model loaded + vectors indexed | {current:.0f} MiB; after malloc_trim"
+        f" {trimmed:.0f} MiB (peak while loading {peak:.0f}) |",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--sample", type=int, default=300)
+    parser.add_argument("--keep", type=Path, help="keep databases here, reuse them")
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print("\n".join(measure(args.measure, args.rounds)))
+        return
+    synthetic.MODULES[:] = WIDE_MODULES
+    synthetic.PROBLEMS[:] = WIDE_PROBLEMS
+
+    start = time.perf_counter()
+    embedder = load_embedder("minilm-l6-int8")
+    load_s = time.perf_counter() - start
+    sample = list(synthetic.observations(args.sample, 1, seed=123))
+    texts = [f"{o.title}\n{o.subtitle}\n{o.narrative}\n" + "\n".join(o.facts) for o in sample]
+    start = time.perf_counter()
+    templates = embedder.embed(texts)
+    embed_s = time.perf_counter() - start
+
+    print(f"model load {load_s:.2f} s")
+    print(
+        f"embedding throughput: {len(texts) / embed_s:.1f} texts/s"
+        f" ({len(texts)} observation texts, {embed_s:.1f} s)"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        for count in args.sizes:
+            path = folder / f"search-{count}.db"
+            print(f"\n### {count:,} observations\n\n| figure | value |\n|---|---|")
+            print(f"| embedding throughput | {len(texts) / embed_s:.1f} texts/s |")
+            if not path.exists():
+                insert_s = build(count, embedder, templates, path)
+                print(f"| observations | {count:,} (inserted in {insert_s:.1f} s) |", flush=True)
+            command = [sys.executable, __file__, "--measure", str(path), "--rounds"]
+            command.append(str(args.rounds))
+            subprocess.run(command, check=True)
+
+
+if __name__ == "__main__":
+    main()

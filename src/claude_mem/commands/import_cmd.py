@@ -1,0 +1,83 @@
+"""`claude-mem import FILE` / `claude-mem import --from-claude-mem [PATH]`.
+
+FILE is a `claude-mem export` (JSON Lines; `-` reads stdin). `--from-claude-mem` reads the
+original claude-mem's database (default ~/.claude-mem/claude-mem.db) read-only. Either way,
+importing again adds nothing, and every text is privacy-cleaned on the way in. Imported rows
+are embedded for semantic search by the worker in the background (at its next start if it
+is not running).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", nargs="?", help="a `claude-mem export` file, or - for stdin")
+    parser.add_argument(
+        "--from-claude-mem", nargs="?", const="~/.claude-mem/claude-mem.db", metavar="PATH",
+        help="import the original claude-mem's database (default ~/.claude-mem/claude-mem.db)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--map-project", action="append", default=[], metavar="OLD=NEW",
+        help="store project OLD as NEW (with --from-claude-mem); repeatable",
+    )  # fmt: skip
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def _import(args: argparse.Namespace) -> dict[str, Any]:
+    from pathlib import Path
+
+    from claude_mem.commands.progress import progress_bar
+    from claude_mem.store.db import open_database
+    from claude_mem.transfer import claude_mem, jsonl
+
+    if bool(args.file) == bool(args.from_claude_mem):
+        raise ValueError("give a FILE to import, or --from-claude-mem [PATH]")
+    with open_database() as db, progress_bar("importing") as bar:
+        if args.from_claude_mem:
+            mapping = claude_mem.parse_project_map(args.map_project)
+            source = Path(args.from_claude_mem).expanduser()
+            stats = claude_mem.import_database(
+                db, source, projects=mapping, progress=bar.advance, on_total=bar.total
+            )
+            origin = str(source)
+        elif args.file == "-":
+            stats = jsonl.import_lines(db, sys.stdin.buffer, progress=bar.advance,
+                                       on_total=bar.total)  # fmt: skip
+            origin = "stdin"
+        else:
+            if args.map_project:
+                raise ValueError("--map-project only applies with --from-claude-mem")
+            try:
+                with Path(args.file).open("rb") as handle:
+                    stats = jsonl.import_lines(db, handle, progress=bar.advance, on_total=bar.total)
+            except OSError as exc:
+                raise ValueError(f"{args.file}: {exc.strerror}") from None
+            origin = args.file
+    return {"source": origin, **stats.as_dict()}
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    try:
+        result = _import(args)
+    except ValueError as exc:  # a bad file or source: nothing was written
+        print(f"claude-mem import: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    imported, skipped = result["imported"], result["skipped"]
+    from claude_mem.transfer.records import PLURAL
+
+    added = ", ".join(f"{n} {PLURAL[kind]}" for kind, n in imported.items())
+    print(f"imported from {result['source']}: {added} ({sum(skipped.values())} already present)")
+    if result["orphans"]:
+        print(f"{result['orphans']} record(s) skipped: their session was not in the input")
+    if sum(imported.values()):
+        print("The worker embeds the new rows for semantic search in the background.")
+    return 0

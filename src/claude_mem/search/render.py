@@ -1,0 +1,94 @@
+"""Search results as compact text for agents: the index, a timeline, semantic context.
+
+Times are UTC, like the session-start context. Record labels are `#12` (observation),
+`#S12` (summary) and `#P12` (prompt); `timeline` accepts the same labels as anchors.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+
+from claude_mem.search.hybrid import Hit, SearchResult, Timeline
+
+TITLE_CHARS = 100
+HEADER = "| ID | Time | Type | Title | Tokens |"
+MODE_NOTE = {
+    "hybrid": "full text + semantic",
+    "fulltext": "full text only",
+    "recent": "newest first",
+}
+
+
+def _cell(text: str, width: int = TITLE_CHARS) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _day(ms: int) -> str:
+    return time.strftime("%b %d, %Y", time.gmtime(ms / 1000))
+
+
+def _clock(ms: int) -> str:
+    return time.strftime("%H:%M", time.gmtime(ms / 1000))
+
+
+def _table(hits: Iterable[Hit], anchor: Hit | None = None) -> list[str]:
+    lines: list[str] = []
+    day = ""
+    for hit in hits:
+        if _day(hit.time) != day:
+            day = _day(hit.time)
+            lines += ["", f"### {day}", HEADER, "|---|---|---|---|---|"]
+        mark = " <- **ANCHOR**" if hit is anchor else ""
+        title = _cell(hit.title) or "Untitled"
+        lines.append(
+            f"| {hit.label} | {_clock(hit.time)} | {hit.type} | {title}{mark} | ~{hit.token_cost} |"
+        )
+    return lines
+
+
+def index_text(query: str, result: SearchResult, offset: int = 0) -> str:
+    """The search index: one table row per hit, grouped by day, ranked order kept."""
+    shown = _cell(query, 80)
+    if not result.hits:
+        return f'No results for "{shown}" ({MODE_NOTE[result.mode]}).'
+    lines = [
+        f'Found {len(result.hits)} result(s) for "{shown}" ({MODE_NOTE[result.mode]})'
+        + (f", from #{offset + 1}" if offset else "")
+        + ("; more with a higher offset" if result.has_more else ""),
+        *_table(result.hits),
+        "",
+        "Next: timeline(anchor=ID) for what happened around a hit; "
+        "get_observations([IDs]) for full records.",
+    ]
+    return "\n".join(lines)
+
+
+def timeline_text(timeline: Timeline, heading: str) -> str:
+    """A window of records in time order, the anchor marked."""
+    anchor = timeline.items[timeline.anchor_index] if timeline.anchor_index is not None else None
+    before = timeline.anchor_index if anchor is not None else None
+    lines = [f"# Timeline around {heading}"]
+    if anchor is not None:
+        lines.append(f"**Anchor:** {anchor.label} - {_cell(anchor.title) or 'Untitled'}")
+    if before is not None:
+        after = len(timeline.items) - before - 1
+        count = len(timeline.items)
+        lines.append(f"**Window:** {before} before -> {after} after | **Items:** {count}")
+    else:
+        lines.append(f"**Items:** {len(timeline.items)} from {_day(timeline.anchor_time)}")
+    lines += _table(timeline.items, anchor)
+    return "\n".join(lines)
+
+
+def semantic_text(hits: list[Hit]) -> str:
+    """The prompt-time injection: one line per hit with id, date, type and title."""
+    if not hits:
+        return ""
+    lines = ["## Relevant past work"]
+    for hit in hits:
+        date = time.strftime("%Y-%m-%d", time.gmtime(hit.time / 1000))
+        lines.append(f"- {hit.label} {date} [{hit.type}] {_cell(hit.title) or 'Untitled'}")
+    lines.append("Full records: get_observations([IDs]).")
+    return "\n".join(lines)

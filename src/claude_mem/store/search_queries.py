@@ -1,0 +1,287 @@
+"""SQL behind search: filtered full-text candidates, filter checks, index rows and timelines.
+
+Three record kinds are searchable: `observation` (observations), `summary` (session_summaries)
+and `prompt` (user_prompts, project and platform from their session). Filters on observation
+fields (type, concepts, files) exclude the other kinds. Every user value is a bound parameter;
+full-text queries go through `fulltext.match_expression`, so any text is searched literally.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from claude_mem.store.fulltext import match_expression
+from claude_mem.store.rows import row_dicts
+
+Kind = Literal["observation", "summary", "prompt"]
+KINDS: tuple[Kind, ...] = ("observation", "summary", "prompt")
+# Orders records with the same timestamp in a timeline: a prompt, then its work, then the summary.
+KIND_ORDER: dict[str, int] = {"prompt": 0, "observation": 1, "summary": 2}
+
+TABLES: dict[str, str] = {
+    "observation": "observations",
+    "summary": "session_summaries",
+    "prompt": "user_prompts",
+}
+_OBS_TEXT = ("title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified")
+_SUMMARY_TEXT = ("request", "investigated", "learned", "completed", "next_steps", "notes")
+TITLE_CHARS = 160
+# Ranked full-text matches per kind at most: the most recent ones (see fulltext_ranked).
+FTS_WINDOW = 2000
+# Index-row columns per kind, all aliased to one shape; `chars` measures the full record.
+_INDEX_COLUMNS = {
+    "observation": f"""r.id, 'observation' AS kind, r.created_at AS time, r.type AS type,
+        r.title AS title, r.project AS project, r.session_id AS session_id,
+        r.files_modified AS files_modified, r.files_read AS files_read,
+        ({" + ".join(f"length(r.{c})" for c in _OBS_TEXT)}) AS chars""",
+    "summary": f"""r.id, 'summary' AS kind, r.created_at AS time, 'summary' AS type,
+        substr(COALESCE(NULLIF(r.request, ''), NULLIF(r.completed, ''), r.learned), 1,
+               {TITLE_CHARS}) AS title,
+        r.project AS project, r.session_id AS session_id,
+        '[]' AS files_modified, '[]' AS files_read,
+        ({" + ".join(f"length(r.{c})" for c in _SUMMARY_TEXT)}) AS chars""",
+    "prompt": f"""r.id, 'prompt' AS kind, r.created_at AS time, 'prompt' AS type,
+        substr(r.text, 1, {TITLE_CHARS}) AS title, s.project AS project,
+        r.session_id AS session_id, '[]' AS files_modified, '[]' AS files_read,
+        length(r.text) AS chars""",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """What a search is limited to; empty tuples and None mean "no limit"."""
+
+    projects: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    concepts: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    since: int | None = None  # epoch ms, inclusive
+    until: int | None = None  # epoch ms, inclusive
+    platforms: tuple[str, ...] = ()
+    session_id: int | None = None
+
+    @property
+    def observation_only(self) -> bool:
+        """Whether a filter names observation fields, which the other kinds don't have."""
+        return bool(self.types or self.concepts or self.files)
+
+    @property
+    def empty(self) -> bool:
+        return self == SearchFilters()
+
+    def kinds(self, wanted: Iterable[Kind] = KINDS) -> tuple[Kind, ...]:
+        """The kinds these filters can match, out of `wanted`."""
+        return tuple(k for k in wanted if k == "observation" or not self.observation_only)
+
+
+def _marks(values: tuple[object, ...]) -> str:
+    return ", ".join("?" * len(values))
+
+
+def _like_prefix(folder: str) -> str:
+    escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped.rstrip("/") + "/%"
+
+
+def _where(kind: Kind, f: SearchFilters) -> tuple[str, list[object], bool]:
+    """(SQL conditions on alias r, parameters, whether the sessions join `s` is needed)."""
+    clauses: list[str] = []
+    params: list[object] = []
+    needs_session = kind == "prompt"
+    if kind == "prompt":
+        clauses.append("r.is_private = 0")
+    if f.projects:
+        column = "s.project" if kind == "prompt" else "r.project"
+        clauses.append(f"{column} IN ({_marks(f.projects)})")
+        params.extend(f.projects)
+    if f.platforms:
+        needs_session = True
+        clauses.append(f"s.platform IN ({_marks(f.platforms)})")
+        params.extend(f.platforms)
+    if f.session_id is not None:
+        clauses.append("r.session_id = ?")
+        params.append(f.session_id)
+    if f.since is not None:
+        clauses.append("r.created_at >= ?")
+        params.append(f.since)
+    if f.until is not None:
+        clauses.append("r.created_at <= ?")
+        params.append(f.until)
+    if kind == "observation":
+        if f.types:
+            clauses.append(f"r.type IN ({_marks(f.types)})")
+            params.extend(f.types)
+        if f.concepts:
+            marks = _marks(f.concepts)
+            clauses.append(f"EXISTS (SELECT 1 FROM json_each(r.concepts) WHERE value IN ({marks}))")
+            params.extend(f.concepts)
+        if f.files:
+            tests = " OR ".join("value = ? OR value LIKE ? ESCAPE '\\'" for _ in f.files)
+            file_params: list[object] = []
+            for path in f.files:
+                file_params += [path, _like_prefix(path)]
+            clauses.append(
+                f"""(EXISTS (SELECT 1 FROM json_each(r.files_modified) WHERE {tests})
+                     OR EXISTS (SELECT 1 FROM json_each(r.files_read) WHERE {tests}))"""
+            )
+            params.extend(file_params + file_params)
+    elif f.observation_only:
+        clauses.append("0")
+    return " AND ".join(clauses) or "1", params, needs_session
+
+
+def _from(kind: Kind, needs_session: bool) -> str:
+    join = " JOIN sessions s ON s.id = r.session_id" if needs_session else ""
+    return f"{TABLES[kind]} r{join}"
+
+
+def fulltext_ranked(
+    conn: sqlite3.Connection,
+    kind: Kind,
+    query: str,
+    filters: SearchFilters,
+    limit: int = 200,
+    *,
+    window: int | None = None,
+) -> list[tuple[int, float]]:
+    """(id, BM25 relevance, higher is better) of `kind` records matching every token of
+    `query` under `filters`, best first.
+
+    BM25 costs ~1.3 µs per scored match, so a very frequent term would cost time in proportion
+    to the corpus (~45 ms for 30k matches at 100k rows). Only the newest `window` (default
+    `FTS_WINDOW`) matches that pass the filters are scored: FTS5 walks the doclist newest
+    first (rowids grow with time) and stops there, filters apply during the walk, and one pass
+    does it all (a phrase of common tokens, such as a path, is costly to evaluate even when
+    it matches little). A very frequent term is weak evidence anyway; vectors (exact under
+    filters) and recency decide among its matches, and older matches are left to them.
+    """
+    expression = match_expression(query)
+    if expression is None:
+        return []
+    window = FTS_WINDOW if window is None else window
+    fts = f"{TABLES[kind]}_fts"
+    where, params, needs_session = _where(kind, filters)
+    if where == "1":
+        source, conditions = fts, f"{fts} MATCH ?"
+    else:
+        session_join = " JOIN sessions s ON s.id = r.session_id" if needs_session else ""
+        # Without statistics the planner reads each whole row; the covering index is enough
+        # unless a filter looks inside the JSON lists.
+        covered = kind == "observation" and not (filters.concepts or filters.files)
+        hint = " INDEXED BY idx_observations_search_filters" if covered else ""
+        source = f"{fts} JOIN {TABLES[kind]} r{hint} ON r.id = {fts}.rowid{session_join}"
+        conditions = f"{fts} MATCH ? AND {where}"
+    sql = f"""SELECT {fts}.rowid, {fts}.rank FROM {source} WHERE {conditions}
+              ORDER BY {fts}.rowid DESC LIMIT ?"""
+    rows = conn.execute(sql, (expression, *params, max(window, limit))).fetchall()
+    rows.sort(key=lambda row: (row[1], -row[0]))  # FTS5 rank: lower is better
+    return [(row[0], -float(row[1])) for row in rows[:limit]]
+
+
+def allowed_ids(conn: sqlite3.Connection, kind: Kind, filters: SearchFilters) -> set[int] | None:
+    """Every id of `kind` the filters allow (for a vector query); None when nothing filters."""
+    where, params, needs_session = _where(kind, filters)
+    if where == "1":
+        return None
+    sql = f"SELECT r.id FROM {_from(kind, needs_session)} WHERE {where}"
+    return {row[0] for row in conn.execute(sql, params)}
+
+
+def keep_allowed(
+    conn: sqlite3.Connection, kind: Kind, ids: list[int], filters: SearchFilters
+) -> list[int]:
+    """`ids` that still exist and pass `filters`, order kept (drops deleted vector hits)."""
+    if not ids:
+        return []
+    where, params, needs_session = _where(kind, filters)
+    found: set[int] = set()
+    for start in range(0, len(ids), 500):
+        chunk = tuple(ids[start : start + 500])
+        sql = f"""SELECT r.id FROM {_from(kind, needs_session)}
+                  WHERE r.id IN ({_marks(chunk)}) AND {where}"""
+        found.update(row[0] for row in conn.execute(sql, (*chunk, *params)))
+    return [i for i in ids if i in found]
+
+
+def newest(
+    conn: sqlite3.Connection, kind: Kind, filters: SearchFilters, limit: int
+) -> list[dict[str, Any]]:
+    """Index rows of `kind` under `filters`, newest first (a search without query text)."""
+    where, params, _ = _where(kind, filters)
+    sql = f"""SELECT {_INDEX_COLUMNS[kind]} FROM {_from(kind, True)} WHERE {where}
+              ORDER BY r.created_at DESC, r.id DESC LIMIT ?"""
+    return row_dicts(conn.execute(sql, (*params, limit)))
+
+
+def index_rows(conn: sqlite3.Connection, kind: Kind, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Index rows (id, kind, time, type, title, project, session_id, files_*, chars) by id."""
+    rows: dict[int, dict[str, Any]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = tuple(ids[start : start + 500])
+        sql = f"""SELECT {_INDEX_COLUMNS[kind]} FROM {_from(kind, True)}
+                  WHERE r.id IN ({_marks(chunk)})"""
+        rows.update((row["id"], row) for row in row_dicts(conn.execute(sql, chunk)))
+    return rows
+
+
+def record_time(conn: sqlite3.Connection, kind: Kind, record_id: int) -> dict[str, Any] | None:
+    """The index row of one record (its time and project anchor a timeline), or None."""
+    return index_rows(conn, kind, [record_id]).get(record_id)
+
+
+def session_start(conn: sqlite3.Connection, session_id: int) -> dict[str, Any] | None:
+    """A session's project and the time of its first record (its start when it has none)."""
+    session = conn.execute(
+        "SELECT project, started_at FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    if session is None:
+        return None
+    first = conn.execute(
+        """SELECT MIN(t) FROM (
+               SELECT MIN(created_at) AS t FROM user_prompts WHERE session_id = ?1
+               UNION ALL SELECT MIN(created_at) FROM observations WHERE session_id = ?1
+               UNION ALL SELECT MIN(created_at) FROM session_summaries WHERE session_id = ?1)""",
+        (session_id,),
+    ).fetchone()[0]
+    return {"project": session["project"], "time": first if first is not None else session[1]}
+
+
+def around(
+    conn: sqlite3.Connection,
+    anchor: tuple[int, int, int],
+    filters: SearchFilters,
+    *,
+    before: int,
+    after: int,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Index rows on each side of `anchor` = (time, kind order, id) in timeline order
+    (time, KIND_ORDER, id): up to `before` per kind strictly before it, nearest first, and up
+    to `after` per kind strictly after it, oldest first. The caller merges and trims."""
+    time, order, anchor_id = anchor
+    earlier: list[dict[str, Any]] = []
+    later: list[dict[str, Any]] = []
+    for kind in filters.kinds():
+        where, params, _ = _where(kind, filters)
+        base = f"SELECT {_INDEX_COLUMNS[kind]} FROM {_from(kind, True)} WHERE {where}"
+        mine = KIND_ORDER[kind]
+        if mine == order:
+            is_before, is_after = "(r.created_at, r.id) < (?, ?)", "(r.created_at, r.id) > (?, ?)"
+            bound: tuple[int, ...] = (time, anchor_id)
+        else:
+            is_before = "r.created_at <= ?" if mine < order else "r.created_at < ?"
+            is_after = "r.created_at > ?" if mine < order else "r.created_at >= ?"
+            bound = (time,)
+        if before:
+            earlier += row_dicts(conn.execute(
+                f"{base} AND {is_before} ORDER BY r.created_at DESC, r.id DESC LIMIT ?",
+                (*params, *bound, before),
+            ))  # fmt: skip
+        if after:
+            later += row_dicts(conn.execute(
+                f"{base} AND {is_after} ORDER BY r.created_at, r.id LIMIT ?",
+                (*params, *bound, after),
+            ))  # fmt: skip
+    return earlier, later

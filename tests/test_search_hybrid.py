@@ -1,0 +1,403 @@
+"""Hybrid ranking, every filter, timelines and hostile queries, against a real store and a fake
+vector index (the real model is tested with the embedding code)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from claude_mem.search.filters import build_filters, parse_time
+from claude_mem.search.hybrid import HybridSearcher, parse_anchor
+from claude_mem.search.render import index_text, semantic_text, timeline_text
+from claude_mem.store import Database
+from claude_mem.store.observations import delete_observation
+from claude_mem.store.search_queries import SearchFilters
+from claude_mem.store.sessions import add_prompt
+from claude_mem.store.summaries import NewSummary, insert_summary
+from tests.store_helpers import observation, session
+
+T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
+DAY = 86_400_000
+
+
+class FakeIndex:
+    def __init__(self, vectors: dict[int, tuple[float, ...]]) -> None:
+        self.vectors = vectors
+
+    def query(
+        self, vector: tuple[float, ...], k: int, allowed: set[int] | None = None
+    ) -> list[tuple[int, float]]:
+        def cosine(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+            dot = sum(x * y for x, y in zip(a, b, strict=True))
+            return dot / (math.hypot(*a) * math.hypot(*b))
+
+        scored = [
+            (i, cosine(vector, v))
+            for i, v in self.vectors.items()
+            if allowed is None or i in allowed
+        ]
+        return sorted(scored, key=lambda p: -p[1])[:k]
+
+
+class FakeEmbedding:
+    """Texts map to 3-d topic vectors: (config, network, noise)."""
+
+    def __init__(self, queries: dict[str, tuple[float, ...]], index: dict[str, FakeIndex]) -> None:
+        self.queries, self.indexes = queries, index
+        self.loaded = True
+
+    def query_vector(self, text: str) -> tuple[float, ...] | None:
+        if not self.loaded:
+            return None
+        return self.queries.get(text, (0.0, 0.0, 1.0))
+
+    def index(self, kind: str) -> FakeIndex:
+        return self.indexes[kind]
+
+
+class Fixture:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.s1 = session(db, "s-1", project="proj")
+        self.s2 = session(db, "s-2", project="other", platform="codex")
+        self.exact = observation(
+            db, self.s1, type="bugfix", title="Fix parse_config_value crash on empty env",
+            concepts=["gotcha"], files_modified=["src/conf/loader.py"], created_at=T0 + 1000,
+        )  # fmt: skip
+        self.retry = observation(
+            db, self.s1, type="feature", title="Uploads use exponential backoff",
+            narrative="Transient HTTP errors no longer abort a sync.",
+            files_read=["src/net/upload.py"], created_at=T0 + 2000,
+        )  # fmt: skip
+        self.loader = observation(
+            db, self.s1, type="discovery", title="Config loader reads settings lazily",
+            concepts=["pattern"], files_read=["src/conf_x/other.py"], created_at=T0 + 3000,
+        )  # fmt: skip
+        self.elsewhere = observation(
+            db, self.s2, project="other", type="bugfix", title="Config crash in other project",
+            files_modified=["lib/conf/loader.py"], created_at=T0 + 5 * DAY,
+        )  # fmt: skip
+        with db.write() as conn:
+            self.summary = insert_summary(
+                conn,
+                NewSummary(self.s1, "proj", request="Make config loading robust",
+                           completed="parse_config_value handles empty env", created_at=T0 + 4000),
+            )  # fmt: skip
+            self.prompt = add_prompt(conn, self.s1, "why does config crash?", now=T0).prompt_id
+            add_prompt(conn, self.s1, "<private>config secret</private>", now=T0 + 500)
+        self.embedding = FakeEmbedding(
+            {
+                "parse_config_value": (1.0, 0.0, 0.2),
+                "make network requests try again after failures": (0.0, 1.0, 0.0),
+            },
+            {
+                "observation": FakeIndex({
+                    self.loader: (1.0, 0.0, 0.1),  # nearest to the identifier query
+                    self.retry: (0.1, 1.0, 0.0),
+                    self.exact: (0.9, 0.0, 0.6),
+                    self.elsewhere: (0.7, 0.0, 0.9),
+                }),
+                "summary": FakeIndex({self.summary: (0.5, 0.0, 0.5)}),
+                "prompt": FakeIndex({}),
+            },
+        )  # fmt: skip
+
+    def searcher(self, vectors: bool = False) -> HybridSearcher:
+        return HybridSearcher(self.db, self.embedding if vectors else None)
+
+    def ids(self, query: str, filters: SearchFilters | None = None, **kw: object) -> list:
+        result = self.searcher(kw.pop("vectors", False)).search(
+            query, filters or SearchFilters(), **kw
+        )  # type: ignore[arg-type]
+        return [(h.kind, h.id) for h in result.hits]
+
+
+@pytest.fixture
+def fx(data_dir: Path) -> Fixture:
+    return Fixture(Database())
+
+
+# --- ranking -------------------------------------------------------------------------------
+
+
+def test_exact_identifier_wins_through_full_text(fx: Fixture) -> None:
+    result = fx.searcher(vectors=True).search("parse_config_value")
+    assert result.mode == "hybrid"
+    # Vectors alone put the loader first; full text pins the record holding the identifier.
+    assert fx.embedding.index("observation").query((1.0, 0.0, 0.2), 1)[0][0] == fx.loader
+    assert (result.hits[0].kind, result.hits[0].id) == ("observation", fx.exact)
+    assert ("summary", fx.summary) in [(h.kind, h.id) for h in result.hits]
+
+
+def test_paraphrase_wins_through_vectors(fx: Fixture) -> None:
+    query = "make network requests try again after failures"
+    assert fx.searcher().search(query).hits == []
+    result = fx.searcher(vectors=True).search(query)
+    assert result.mode == "hybrid"
+    assert result.hits[0].id == fx.retry
+    # Dissimilar vectors (below MIN_SIMILARITY) are not offered as matches.
+    assert fx.loader not in [h.id for h in result.hits]
+
+
+def test_without_vectors_or_before_the_model_loads_mode_is_fulltext(fx: Fixture) -> None:
+    assert fx.searcher().search("config").mode == "fulltext"
+    fx.embedding.loaded = False
+    result = fx.searcher(vectors=True).search("config")
+    assert result.mode == "fulltext"
+    assert result.hits
+
+
+def test_broken_vector_side_falls_back_to_fulltext(fx: Fixture) -> None:
+    class Broken:
+        def query_vector(self, text: str) -> object:
+            raise RuntimeError("model exploded")
+
+        def index(self, kind: str) -> object:
+            raise KeyError(kind)
+
+    result = HybridSearcher(fx.db, Broken()).search("config")  # type: ignore[arg-type]
+    assert result.mode == "fulltext"
+    assert result.hits
+    fx.embedding.indexes.pop("prompt")  # a kind without an index
+    assert fx.searcher(vectors=True).search("config").mode == "hybrid"
+
+
+def test_recency_breaks_ties_and_pages_are_consistent(fx: Fixture) -> None:
+    # The same text in two sessions scores the same: the newer record comes first.
+    s3 = session(fx.db, "s-3", project="proj")
+    old = observation(fx.db, fx.s1, title="Flaky zebra test", created_at=T0 + 10)
+    new = observation(fx.db, s3, title="Flaky zebra test", created_at=T0 + 20)
+    hits = fx.searcher().search("zebra").hits
+    assert [h.id for h in hits] == [new, old]
+    assert hits[0].score == hits[1].score
+    everything = fx.ids("config", limit=100)
+    paged = [*fx.ids("config", limit=2), *fx.ids("config", limit=2, offset=2)]
+    assert paged + everything[4:] == everything
+    assert fx.searcher().search("config", limit=2).has_more
+    assert not fx.searcher().search("config", limit=100).has_more
+
+
+def test_hit_fields(fx: Fixture) -> None:
+    hit = fx.searcher().search("parse_config_value", kinds=("observation",)).hits[0]
+    assert hit.kind == "observation"
+    assert hit.type == "bugfix"
+    assert hit.project == "proj"
+    assert hit.files == ["src/conf/loader.py"]
+    assert hit.time == T0 + 1000
+    assert hit.session_id == fx.s1
+    assert 10 < hit.token_cost < 100
+    assert hit.label == f"#{hit.id}"
+
+
+def test_empty_query_lists_newest_under_filters(fx: Fixture) -> None:
+    result = fx.searcher().search("  ", SearchFilters(projects=("proj",)))
+    assert result.mode == "recent"
+    times = [h.time for h in result.hits]
+    assert times == sorted(times, reverse=True)
+    assert all(h.project == "proj" for h in result.hits)
+    assert ("prompt", fx.prompt) in [(h.kind, h.id) for h in result.hits]
+
+
+# --- filters -------------------------------------------------------------------------------
+
+
+def test_project_filter_and_cwd(fx: Fixture, tmp_path: Path) -> None:
+    assert fx.ids("config", SearchFilters(projects=("other",))) == [("observation", fx.elsewhere)]
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    filters = build_filters(cwd=str(proj), projects=["extra"])
+    assert filters.projects == ("extra", "proj")
+    assert ("observation", fx.elsewhere) not in fx.ids("config", filters, limit=50)
+
+
+def test_type_concept_and_kind_filters(fx: Fixture) -> None:
+    bugfixes = fx.ids("config", SearchFilters(types=("bugfix",)))
+    assert set(bugfixes) == {("observation", fx.elsewhere), ("observation", fx.exact)}
+    # Observation-only filters exclude summaries and prompts.
+    assert fx.ids("config", SearchFilters(concepts=("pattern", "nope"))) == [
+        ("observation", fx.loader)
+    ]
+    assert fx.ids("config", kinds=("prompt",)) == [("prompt", fx.prompt)]
+
+
+def test_file_filter_exact_and_folder_prefix(fx: Fixture) -> None:
+    def files(*paths: str) -> set:
+        return {i for _, i in fx.ids("", SearchFilters(files=paths), limit=50)}
+
+    assert files("src/conf/loader.py") == {fx.exact}
+    assert files("src/conf") == {fx.exact}
+    assert files("src/conf/") == {fx.exact}
+    assert files("src") == {fx.exact, fx.retry, fx.loader}
+    assert files("src/con") == set()  # a prefix is a whole folder, not part of a name
+    assert files("src/conf%") == set()  # LIKE wildcards are literal
+    assert files("src/conf_") == set()
+    assert files("src/conf_x") == {fx.loader}
+
+
+def test_date_platform_and_session_filters(fx: Fixture) -> None:
+    late = build_filters(since=str(T0 + DAY))
+    assert fx.ids("config", late) == [("observation", fx.elsewhere)]
+    early = build_filters(until="2023-11-14")  # a bare date covers its whole day
+    assert ("observation", fx.exact) in fx.ids("config", early)
+    assert ("observation", fx.elsewhere) not in fx.ids("config", early)
+    assert fx.ids("config", build_filters(platforms=["codex"])) == [("observation", fx.elsewhere)]
+    in_s1 = fx.ids("config", build_filters(session_id=fx.s1), limit=50)
+    assert in_s1
+    assert ("observation", fx.elsewhere) not in in_s1
+    # Vector hits obey filters too.
+    vector_hits = fx.ids("parse_config_value", SearchFilters(projects=("other",)), vectors=True)
+    assert vector_hits == [("observation", fx.elsewhere)]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1700000000000", 1_700_000_000_000),
+        ("2023-11-14", 1_699_920_000_000),
+        ("2023-11-14T22:13:20Z", 1_700_000_000_000),
+        ("2023-11-15T00:13:20+02:00", 1_700_000_000_000),
+        ("", None),
+    ],
+)
+def test_parse_time(value: str, expected: int | None) -> None:
+    assert parse_time(value) == expected
+
+
+@pytest.mark.parametrize("value", ["yesterday", "2023-13-01", "99999999999999999999", "-5"])
+def test_bad_dates_raise_value_error(value: str) -> None:
+    with pytest.raises(ValueError, match=r"date|range"):
+        build_filters(since=value)
+
+
+def test_since_after_until_is_an_error() -> None:
+    with pytest.raises(ValueError, match="after"):
+        build_filters(since="2024-01-02", until="2024-01-01")
+
+
+# --- deletes and privacy ------------------------------------------------------------------
+
+
+def test_deleted_observation_never_shows_up(fx: Fixture) -> None:
+    with fx.db.write() as conn:
+        assert delete_observation(conn, fx.exact)
+    # The fake vector index still holds it, like an index that lags behind a delete.
+    gone = ("observation", fx.exact)
+    for vectors in (False, True):
+        assert gone not in fx.ids("parse_config_value", vectors=vectors, limit=100)
+        assert gone not in fx.ids("", vectors=vectors, limit=100)
+        assert ("summary", fx.summary) in fx.ids("parse_config_value", vectors=vectors)
+
+
+def test_private_prompts_never_show_up(fx: Fixture) -> None:
+    assert fx.ids("secret") == []
+    assert all(h.title for h in fx.searcher().search("", kinds=("prompt",)).hits)
+
+
+# --- timeline ------------------------------------------------------------------------------
+
+
+def test_timeline_around_an_observation(fx: Fixture) -> None:
+    timeline = fx.searcher().timeline(("observation", fx.retry), before=2, after=2)
+    assert timeline is not None
+    labels = [h.label for h in timeline.items]
+    assert labels == [f"#P{fx.prompt}", f"#{fx.exact}", f"#{fx.retry}", f"#{fx.loader}",
+                      f"#S{fx.summary}"]  # fmt: skip
+    assert timeline.items[timeline.anchor_index or 0].id == fx.retry
+    assert timeline.anchor_index == 2
+    # The window stays in the anchor's project unless told otherwise.
+    assert fx.elsewhere not in [h.id for h in timeline.items]
+    text = timeline_text(timeline, "anchor 2")
+    assert "<- **ANCHOR**" in text
+    assert "2 before -> 2 after" in text
+
+
+def test_timeline_ordering_is_chronological(fx: Fixture) -> None:
+    timeline = fx.searcher().timeline(("summary", fx.summary), before=10, after=10)
+    assert timeline is not None
+    keys = [(h.time, h.kind) for h in timeline.items]
+    assert [k[0] for k in keys] == sorted(k[0] for k in keys)
+    assert timeline.items[-1].kind == "summary"
+    assert [h.kind for h in timeline.items].count("prompt") == 1  # the private one is left out
+
+
+def test_timeline_anchors(fx: Fixture) -> None:
+    searcher = fx.searcher()
+    assert searcher.timeline(("observation", 999_999)) is None
+    assert searcher.timeline(("session", 999_999)) is None
+    by_session = searcher.timeline(("session", fx.s2), before=0, after=3)
+    assert by_session is not None
+    assert by_session.anchor_index is None
+    assert [h.id for h in by_session.items] == [fx.elsewhere]
+    by_time = searcher.timeline(("time", T0 + 2500), SearchFilters(projects=("proj",)), after=1)
+    assert by_time is not None
+    assert [h.id for h in by_time.items][-1] == fx.loader
+    zero = searcher.timeline(("observation", fx.exact), before=0, after=0)
+    assert zero is not None
+    assert [h.id for h in zero.items] == [fx.exact]
+
+
+@pytest.mark.parametrize(
+    ("text", "anchor"),
+    [
+        ("12", ("observation", 12)),
+        ("#12", ("observation", 12)),
+        ("S7", ("summary", 7)),
+        ("#s7", ("summary", 7)),
+        ("P3", ("prompt", 3)),
+        ("T1700000000000", ("time", 1_700_000_000_000)),
+        ("2023-11-14T22:13:20Z", ("time", 1_700_000_000_000)),
+    ],
+)
+def test_parse_anchor(text: str, anchor: tuple[str, int]) -> None:
+    assert parse_anchor(text) == anchor
+
+
+@pytest.mark.parametrize("text", ["", "#", "S", "abc", "S-1", "12.5", "1" * 40])
+def test_bad_anchor(text: str) -> None:
+    with pytest.raises(ValueError, match="anchor"):
+        parse_anchor(text)
+
+
+# --- rendering -----------------------------------------------------------------------------
+
+
+def test_index_and_semantic_text(fx: Fixture) -> None:
+    result = fx.searcher().search("config")
+    text = index_text("config", result)
+    assert text.startswith(f'Found {len(result.hits)} result(s) for "config" (full text only)')
+    assert f"| #{fx.exact} | 22:13 | bugfix | Fix parse_config_value crash on empty env |" in text
+    assert f"#S{fx.summary}" in text
+    assert "### Nov 14, 2023" in text
+    assert index_text("zzz", fx.searcher().search("zzz")).startswith('No results for "zzz"')
+    context = semantic_text(result.hits[:2])
+    assert context.startswith("## Relevant past work\n- #")
+    assert semantic_text([]) == ""
+
+
+# --- hostile input -------------------------------------------------------------------------
+
+HOSTILE = ["src/a-b/c.py", "foo.bar()", '"', "a AND OR NOT b", "NEAR(a b)", "*", "-x", "\x00",
+           "\ud800", "col:umn", "^start", "💥 émoji", "' OR 1=1 --", "a" * 5000]  # fmt: skip
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_queries_never_error(fx: Fixture, query: str) -> None:
+    for vectors in (False, True):
+        assert isinstance(fx.searcher(vectors).search(query).hits, list)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(query=st.text(max_size=120), value=st.text(max_size=30), vectors=st.booleans())
+def test_any_unicode_query_and_filter_never_errors(
+    fx: Fixture, query: str, value: str, vectors: bool
+) -> None:
+    filters = build_filters(projects=[value], types=[value], files=[value], concepts=[value])
+    for f in (SearchFilters(), filters):
+        result = fx.searcher(vectors).search(query, f, limit=5)
+        assert len(result.hits) <= 5
