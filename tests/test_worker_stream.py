@@ -92,3 +92,49 @@ def test_reset_sent_when_resume_point_is_gone() -> None:
     chunks = asyncio.run(scenario())
     payloads = [json.loads(c.split("data: ", 1)[1]) for c in chunks if "data: " in c]
     assert [p["type"] for p in payloads[:2]] == ["reset", "connected"]
+
+
+def collect(
+    stream: Broadcaster, last_event_id: int | None, publish_at: int, count: int
+) -> list[dict]:
+    """Subscribe, publish one event after `publish_at` chunks (mid-handshake), and return the
+    first `count` payloads."""
+
+    async def scenario() -> list[dict]:
+        stream.bind(asyncio.get_running_loop())
+        payloads: list[dict] = []
+        agen = stream.subscribe(last_event_id, {})
+        chunks = 0
+        async for chunk in agen:
+            chunks += 1
+            if chunks == publish_at:
+                stream.publish("during", n=99)
+            if "data: " in chunk:
+                payloads.append(json.loads(chunk.split("data: ", 1)[1]))
+            if len(payloads) == count:
+                break
+        await agen.aclose()
+        return payloads
+
+    return asyncio.run(scenario())
+
+
+def test_event_published_during_the_handshake_is_delivered_once() -> None:
+    stream = Broadcaster()
+    stream.publish("before", n=1)
+    got = collect(stream, None, publish_at=1, count=2)
+    assert [p["type"] for p in got] == ["connected", "during"]
+    assert got[0]["last_id"] == 1
+    assert got[1]["id"] == 2
+
+    stream.publish("missed", n=3)  # id 3, while the client was away
+    got = collect(stream, 2, publish_at=1, count=3)
+    assert [(p["type"], p["id"]) for p in got[1:]] == [("missed", 3), ("during", 4)]
+
+
+def test_resume_from_a_number_a_restarted_worker_never_gave_resets() -> None:
+    stream = Broadcaster()  # a fresh worker: its numbering starts again at 1
+    stream.publish("x", n=1)
+    got = collect(stream, 500, publish_at=1, count=3)
+    assert [p["type"] for p in got] == ["reset", "connected", "during"]
+    assert got[2]["id"] == 2  # not skipped as if the client had seen it

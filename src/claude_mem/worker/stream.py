@@ -83,16 +83,23 @@ class Broadcaster:
     ) -> AsyncIterator[str]:
         """SSE text chunks for one client until it disconnects or the worker stops."""
         client = _Client()
-        self._clients.add(client)
+        with self._lock:  # from here on every new event reaches the queue
+            self._clients.add(client)
+            start = self.last_id
         try:
             yield "retry: 1000\n\n"
+            if last_event_id is not None and last_event_id > start:
+                # A number this worker never gave: it restarted since. Start afresh.
+                yield _frame(None, json.dumps({"type": "reset", "id": start}))
+                last_event_id = None
             missed = self.backlog(last_event_id) if last_event_id is not None else []
             if missed is None:
                 # Too far behind to replay: tell the client to reload its lists.
-                yield _frame(None, json.dumps({"type": "reset", "id": self.last_id}))
+                yield _frame(None, json.dumps({"type": "reset", "id": start}))
                 missed = []
-            yield _frame(None, json.dumps({"type": "connected", "last_id": self.last_id, **hello}))
-            sent = max([frame[0] for frame in missed], default=last_event_id or self.last_id)
+            missed = [frame for frame in missed if frame[0] <= start]  # the rest is queued
+            yield _frame(None, json.dumps({"type": "connected", "last_id": start, **hello}))
+            sent = start  # the backlog covers up to `start`; the queue everything after
             for event_id, payload in missed:
                 yield _frame(event_id, payload)
             while not self.closed:
