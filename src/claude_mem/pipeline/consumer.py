@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -189,8 +190,9 @@ class Pipeline:
         with self.db.write() as conn:
             for draft in result.observations:
                 sources = [by_id[i] for i in draft.source_event_ids if i in by_id] or events
+                work = share or _event_tokens(sources)
                 obs_id, new = insert_observation(
-                    conn, _observation(ctx, draft, sources, share, generated_by),
+                    conn, _observation(ctx, draft, sources, work, generated_by),
                     redact=self.db.redact_secrets,
                 )  # fmt: skip
                 for event in sources:
@@ -394,6 +396,13 @@ def _event(row: dict[str, Any]) -> ToolEvent:
         agent_id=row["agent_id"],
         created_at=row["created_at"],
     )
+
+
+def _event_tokens(events: list[ToolEvent]) -> int:
+    """The work an offline observation records: its tool events' size (~4 chars a token).
+    An LLM-made one records the tokens spent reading those events instead."""
+    chars = sum(len(json.dumps([e.tool_input, e.tool_response], default=str)) for e in events)
+    return (chars + 3) // 4
 
 
 def _observation(
