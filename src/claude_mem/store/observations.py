@@ -167,10 +167,9 @@ def observations_by_file(
     scope = f"AND o.project IN ({', '.join('?' * len(projects))})" if projects else ""
     rows = conn.execute(
         f"""SELECT o.* FROM observations o
-            WHERE (EXISTS (SELECT 1 FROM json_each(o.files_modified) WHERE value IN ({marks}))
-                OR EXISTS (SELECT 1 FROM json_each(o.files_read) WHERE value IN ({marks})))
+            WHERE o.id IN (SELECT observation_id FROM observation_files WHERE path IN ({marks}))
             {scope}
             ORDER BY o.created_at DESC, o.id DESC LIMIT ?""",
-        (*file_paths, *file_paths, *projects, limit),
+        (*file_paths, *projects, limit),
     )
     return row_dicts(rows)
