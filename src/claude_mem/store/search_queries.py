@@ -81,11 +81,6 @@ def _marks(values: tuple[object, ...]) -> str:
     return ", ".join("?" * len(values))
 
 
-def _like_prefix(folder: str) -> str:
-    escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped.rstrip("/") + "/%"
-
-
 def _where(kind: Kind, f: SearchFilters) -> tuple[str, list[object], bool]:
     """(SQL conditions on alias r, parameters, whether the sessions join `s` is needed)."""
     clauses: list[str] = []
@@ -119,15 +114,13 @@ def _where(kind: Kind, f: SearchFilters) -> tuple[str, list[object], bool]:
             clauses.append(f"EXISTS (SELECT 1 FROM json_each(r.concepts) WHERE value IN ({marks}))")
             params.extend(f.concepts)
         if f.files:
-            tests = " OR ".join("value = ? OR value LIKE ? ESCAPE '\\'" for _ in f.files)
-            file_params: list[object] = []
+            # The file index (observation_files, path-ordered): an exact path, or a folder as
+            # the range of paths that start with "folder/" ('0' sorts right after '/').
+            tests = " OR ".join("path = ? OR (path > ? AND path < ?)" for _ in f.files)
+            clauses.append(f"r.id IN (SELECT observation_id FROM observation_files WHERE {tests})")
             for path in f.files:
-                file_params += [path, _like_prefix(path)]
-            clauses.append(
-                f"""(EXISTS (SELECT 1 FROM json_each(r.files_modified) WHERE {tests})
-                     OR EXISTS (SELECT 1 FROM json_each(r.files_read) WHERE {tests}))"""
-            )
-            params.extend(file_params + file_params)
+                folder = path.rstrip("/")
+                params.extend([path, folder + "/", folder + "0"])
     elif f.observation_only:
         clauses.append("0")
     return " AND ".join(clauses) or "1", params, needs_session
