@@ -320,6 +320,7 @@ def test_missing_key_is_setup_required(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_create_reads_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_MEM_ANTHROPIC_API_KEY", "from-env")
+    monkeypatch.setenv("CLAUDE_MEM_PROVIDER", "anthropic")  # CLAUDE_MEM_MODEL is the primary's
     monkeypatch.setenv("CLAUDE_MEM_MODEL", "claude-sonnet-4-5")
     monkeypatch.setenv("CLAUDE_MEM_LLM_TIMEOUT_MS", "1500")
     with anthropic_mock() as api:

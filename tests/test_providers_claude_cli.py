@@ -181,7 +181,7 @@ def test_fake_cli_sees_observer_cwd_clean_env_and_prompt_on_stdin(
     tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CLAUDE_MEM_ANTHROPIC_API_KEY", "must-not-leak")
-    monkeypatch.setenv("CLAUDE_MEM_MODEL", "claude-haiku-4-5")
+    monkeypatch.setenv("CLAUDE_MEM_CLAUDE_AGENT_SDK_MODEL", "claude-haiku-4-5")
     monkeypatch.setenv("CLAUDE_MEM_CLAUDE_PATH", str(fake_cli(tmp_path, cli_json(XML))))
     provider = registry.create("claude-agent-sdk", settings_mod.load())
     result = run(provider.compress(EVENTS, CTX))

@@ -277,7 +277,7 @@ def test_missing_key_is_setup_required(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_create_reads_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_MEM_GEMINI_API_KEY", "env-g")
-    monkeypatch.setenv("CLAUDE_MEM_MODEL", "models/gemini-2.5-flash")
+    monkeypatch.setenv("CLAUDE_MEM_GEMINI_MODEL", "models/gemini-2.5-flash")
     with gemini_mock() as api:
         monkeypatch.setenv("CLAUDE_MEM_GEMINI_BASE_URL", api.url + "/v1beta")
         p = gemini.create(settings_mod.load())
@@ -288,3 +288,25 @@ def test_create_reads_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     assert request.path == "/v1beta/models/gemini-2.5-flash:generateContent"
     assert request.headers["x-goog-api-key"] == "env-g"
     assert result.model == "gemini-2.5-flash"
+
+
+def test_a_fallback_never_gets_the_primary_providers_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from claude_mem.pipeline.providers import anthropic
+    from claude_mem.pipeline.providers.base import configured_model, model_key
+
+    monkeypatch.setenv("CLAUDE_MEM_PROVIDER", "anthropic")
+    monkeypatch.setenv("CLAUDE_MEM_FALLBACK_PROVIDERS", "gemini,local")
+    monkeypatch.setenv("CLAUDE_MEM_MODEL", "claude-sonnet-4-5")
+    loaded = settings_mod.load()
+    assert anthropic.create(loaded).model == "claude-sonnet-4-5"
+    assert gemini.create(loaded).model == gemini.DEFAULT_MODEL  # not the Claude model
+    monkeypatch.setenv("CLAUDE_MEM_GEMINI_MODEL", "gemini-2.5-pro")
+    monkeypatch.setenv("CLAUDE_MEM_ANTHROPIC_MODEL", "claude-opus-4-1")
+    loaded = settings_mod.load()
+    assert gemini.create(loaded).model == "gemini-2.5-pro"
+    assert anthropic.create(loaded).model == "claude-opus-4-1"  # its own key wins
+    assert model_key("openai-compatible") == "CLAUDE_MEM_OPENAI_MODEL"
+    assert model_key("claude-agent-sdk") == "CLAUDE_MEM_CLAUDE_AGENT_SDK_MODEL"
+    assert configured_model(loaded, "openai-compatible") == ""

@@ -222,9 +222,9 @@ def test_setup_problems(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("CLAUDE_MEM_OPENAI_BASE_URL", api.url)
         err = failure(openai_compat.create(settings_mod.load()))
         assert err.kind == "setup_required"
-        assert "CLAUDE_MEM_MODEL" in err.message
+        assert "CLAUDE_MEM_OPENAI_MODEL" in err.message
         monkeypatch.delenv("CLAUDE_MEM_OPENAI_BASE_URL")
-        monkeypatch.setenv("CLAUDE_MEM_MODEL", "gpt-4o-mini")
+        monkeypatch.setenv("CLAUDE_MEM_OPENAI_MODEL", "gpt-4o-mini")
         err = failure(openai_compat.create(settings_mod.load()))
         assert err.kind == "setup_required"
         assert "CLAUDE_MEM_OPENAI_API_KEY" in err.message
@@ -233,6 +233,7 @@ def test_setup_problems(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_create_reads_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_MEM_PROVIDER", "openai-compatible")
     monkeypatch.setenv("CLAUDE_MEM_MODEL", "qwen2.5-coder")
     monkeypatch.setenv("CLAUDE_MEM_OPENAI_API_KEY", "env-key")
     with openai_mock() as api:

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from claude_mem.pipeline.providers.base import ProviderError
+from claude_mem.pipeline.providers.base import ProviderError, configured_model
 from claude_mem.pipeline.providers.llm import (
     Completion,
     HttpCall,
@@ -154,7 +154,7 @@ def create(settings: Settings) -> AnthropicProvider:
     """The provider as configured (the registry's entry point)."""
     return AnthropicProvider(
         api_key=settings.get_str("CLAUDE_MEM_ANTHROPIC_API_KEY"),
-        model=settings.get_str("CLAUDE_MEM_MODEL") or DEFAULT_MODEL,
+        model=configured_model(settings, "anthropic") or DEFAULT_MODEL,
         base_url=settings.get_str("CLAUDE_MEM_ANTHROPIC_BASE_URL"),
         **LLMProvider.settings_options(settings),
     )

@@ -8,7 +8,10 @@ evidence, stores, and accounts for the tokens reported here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from claude_mem.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,3 +116,18 @@ class ProviderError(Exception):
         super().__init__(message)
         self.kind, self.message = kind, message
         self.retry_after, self.status = retry_after, status
+
+
+def model_key(provider: str) -> str:
+    """A provider's own model setting: `claude-agent-sdk` → CLAUDE_MEM_CLAUDE_AGENT_SDK_MODEL."""
+    short = {"openai-compatible": "openai"}.get(provider, provider)
+    return f"CLAUDE_MEM_{short.upper().replace('-', '_')}_MODEL"
+
+
+def configured_model(settings: Settings, provider: str) -> str:
+    """The provider's own model setting, else CLAUDE_MEM_MODEL when it is the primary
+    provider, else "" (its default): a fallback never receives another provider's model."""
+    own = settings.get_str(model_key(provider))
+    if own or settings.get_str("CLAUDE_MEM_PROVIDER") != provider:
+        return own
+    return settings.get_str("CLAUDE_MEM_MODEL")

@@ -43,6 +43,7 @@ from claude_mem.pipeline.providers.base import (
     SessionContext,
     SummaryInput,
     ToolEvent,
+    configured_model,
 )
 from claude_mem.pipeline.providers.llm import (
     Reply,
@@ -455,7 +456,7 @@ class ClaudeCliProvider:
 def create(settings: Settings) -> ClaudeCliProvider:
     """The provider as configured (the registry's entry point)."""
     return ClaudeCliProvider(
-        model=settings.get_str("CLAUDE_MEM_MODEL") or DEFAULT_MODEL,
+        model=configured_model(settings, NAME) or DEFAULT_MODEL,
         claude_path=settings.get_str("CLAUDE_MEM_CLAUDE_PATH"),
         timeout=settings.get_int("CLAUDE_MEM_LLM_TIMEOUT_MS") / 1000 + STARTUP_S,
     )

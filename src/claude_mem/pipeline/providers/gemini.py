@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from claude_mem.pipeline.providers.base import ProviderError
+from claude_mem.pipeline.providers.base import ProviderError, configured_model
 from claude_mem.pipeline.providers.llm import (
     Completion,
     HttpCall,
@@ -156,7 +156,7 @@ def create(settings: Settings) -> GeminiProvider:
     """The provider as configured (the registry's entry point)."""
     return GeminiProvider(
         api_key=settings.get_str("CLAUDE_MEM_GEMINI_API_KEY"),
-        model=settings.get_str("CLAUDE_MEM_MODEL") or DEFAULT_MODEL,
+        model=configured_model(settings, "gemini") or DEFAULT_MODEL,
         base_url=settings.get_str("CLAUDE_MEM_GEMINI_BASE_URL"),
         **LLMProvider.settings_options(settings),
     )

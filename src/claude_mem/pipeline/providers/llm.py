@@ -32,6 +32,7 @@ from claude_mem.pipeline.providers.base import (
     SessionContext,
     SummaryInput,
     ToolEvent,
+    model_key,
 )
 from claude_mem.pipeline.retry import parse_retry_after, with_retry
 from claude_mem.privacy import clean_text
@@ -265,7 +266,7 @@ class LLMProvider:
         if self.key_required and not self.api_key:
             return setup_message(f"{self.name} needs an API key", self.key_setting)
         if not self.model:
-            return setup_message(f"{self.name} needs a model", "CLAUDE_MEM_MODEL")
+            return setup_message(f"{self.name} needs a model", model_key(self.name))
         return None
 
     def build_call(self, completion: Completion) -> HttpCall:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from claude_mem.pipeline.providers.base import ProviderError
+from claude_mem.pipeline.providers.base import ProviderError, configured_model, model_key
 from claude_mem.pipeline.providers.llm import (
     Completion,
     HttpCall,
@@ -46,7 +46,7 @@ class OpenAICompatibleProvider(LLMProvider):
         if not self.model:
             return setup_message(
                 f"{self.name} needs a model name (for example llama3.1 or gpt-4o-mini)",
-                "CLAUDE_MEM_MODEL",
+                model_key(self.name),
             )
         if not self.api_key and not self.custom_base:
             return setup_message(
@@ -107,7 +107,7 @@ def create(settings: Settings) -> OpenAICompatibleProvider:
     """The provider as configured (the registry's entry point)."""
     return OpenAICompatibleProvider(
         api_key=settings.get_str("CLAUDE_MEM_OPENAI_API_KEY"),
-        model=settings.get_str("CLAUDE_MEM_MODEL"),
+        model=configured_model(settings, "openai-compatible"),
         base_url=settings.get_str("CLAUDE_MEM_OPENAI_BASE_URL"),
         **LLMProvider.settings_options(settings),
     )
