@@ -140,12 +140,15 @@ def test_worker_embeds_rows_inserted_after_start(embedder: Embedder) -> None:
     with running_worker() as worker:
         embedding = worker.state.embedding
         assert embedding is not None
-        assert embedding.wait_loaded(30)
+        # An empty store needs no model: the worker stays small until there is something.
+        assert not embedding.wait_loaded(0.5)
+        assert embedding.status()["loaded"] is False
         db = worker.state.db
         assert db is not None
         sid = session(db)
         new = [observation(db, sid, title=f"worker saw change {i}") for i in range(3)]
         embedding.notify()
+        assert embedding.wait_loaded(30)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             status = embedding.status()
@@ -203,7 +206,6 @@ def test_pipeline_wakes_the_embedder_and_stats_report_it(
     with running_worker() as worker:
         embedding = worker.state.embedding
         assert embedding is not None
-        assert embedding.wait_loaded(30)
         client = worker.client
         client.post(
             "/api/sessions/init",
@@ -214,7 +216,7 @@ def test_pipeline_wakes_the_embedder_and_stats_report_it(
             "tool_input": {"file_path": "/w/proj/src/parse.py", "old_string": "a",
                            "new_string": "b"}, "tool_response": {"success": True},
         }).raise_for_status()  # fmt: skip
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 30  # the model loads on that first notify, then embeds
         while time.monotonic() < deadline:
             vectors = client.get("/api/stats").json()["embedding"]
             if vectors["embedded"]["observation"] >= 1:
@@ -224,3 +226,15 @@ def test_pipeline_wakes_the_embedder_and_stats_report_it(
         assert vectors["model_id"] == embedder.model_id
         assert vectors["embedded"]["observation"] >= 1
         assert vectors["error"] is None
+
+
+def test_a_search_on_an_empty_store_loads_the_model(embedder: Embedder) -> None:
+    from tests.worker_fixtures import running_worker
+
+    with running_worker() as worker:
+        embedding = worker.state.embedding
+        assert embedding is not None
+        assert not embedding.wait_loaded(0.3)
+        assert embedding.query_vector("anything") is None  # full text meanwhile
+        assert embedding.wait_loaded(30)
+        assert embedding.query_vector("anything") is not None

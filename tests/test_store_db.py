@@ -144,3 +144,53 @@ def test_backup_is_a_consistent_copy(data_dir: Path, tmp_path: Path) -> None:
     assert copy.execute("SELECT host_session_id FROM sessions").fetchall() == [("h",)]
     copy.close()
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_non_blocking_write_raises_instead_of_waiting(data_dir: Path) -> None:
+    import time
+
+    from claude_mem.store.db import NON_BLOCKING, WouldBlock
+
+    database = Database()
+    with database.write() as conn:
+        conn.execute("CREATE TABLE t (x)")
+
+    def attempt() -> str:
+        token = NON_BLOCKING.set(True)
+        try:
+            with database.write() as conn:
+                conn.execute("INSERT INTO t VALUES (1)")
+            return "wrote"
+        except WouldBlock:
+            return "would block"
+        finally:
+            NON_BLOCKING.reset(token)
+
+    # Another thread holds the writer: no wait.
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with database.write():
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    assert attempt() == "would block"
+    release.set()
+    holder.join(10)
+
+    # Another process's connection holds SQLite's write lock: no 5 s busy wait either.
+    other = connect(database.path)
+    other.execute("BEGIN IMMEDIATE")
+    started = time.monotonic()
+    assert attempt() == "would block"
+    assert time.monotonic() - started < 0.5
+    other.execute("ROLLBACK")
+    other.close()
+    # The writer's own busy timeout is back for ordinary writes, and nothing was written.
+    assert database._writer.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+    assert database.read().execute("SELECT count(*) FROM t").fetchone()[0] == 0
+    assert attempt() == "wrote"
+    database.close()

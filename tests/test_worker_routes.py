@@ -353,3 +353,41 @@ def test_events_from_inside_the_data_dir_are_never_memory(
     result = init(worker, "compress these events", cwd=str(observer))
     assert (result["status"], result["reason"]) == ("skipped", "project_excluded")
     assert tool(worker, cwd=str(observer))["reason"] == "project_excluded"
+
+
+def test_ingest_waits_on_a_thread_when_another_process_holds_the_database(
+    worker: RunningWorker,
+) -> None:
+    """Ingest runs on the event loop only while the writer is free: behind another process's
+    write lock it moves to a thread, so the loop keeps answering and the event still lands."""
+    import threading
+    import time
+
+    from claude_mem.store.db import connect
+
+    init(worker, "warm the project cache")
+    db = worker.state.db
+    assert db is not None
+    other = connect(db.path)
+    other.execute("BEGIN IMMEDIATE")
+    answers: list[int] = []
+    event = {"host_session_id": "s1", "cwd": "/work/proj", "tool_name": "Read",
+             "tool_use_id": "t-locked", "tool_input": {"file_path": "/work/proj/a.py"},
+             "tool_response": "x"}  # fmt: skip
+    poster = threading.Thread(
+        target=lambda: answers.append(
+            worker.client.post("/api/sessions/observations", json=event).status_code
+        )
+    )
+    poster.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    assert worker.client.get("/api/health").status_code == 200  # the loop is not stuck
+    assert time.monotonic() - started < 0.5
+    assert answers == []  # still waiting for the lock
+    other.execute("ROLLBACK")
+    other.close()
+    poster.join(10)
+    assert answers == [200]
+    rows = db.read().execute("SELECT count(*) FROM tool_uses WHERE tool_use_id = 't-locked'")
+    assert rows.fetchone()[0] == 1

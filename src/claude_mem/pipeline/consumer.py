@@ -43,6 +43,14 @@ from claude_mem.worker.stream import Broadcaster
 BATCH_SIZE = 8  # consecutive events per provider call: fewer calls, shared context
 MAX_ATTEMPTS = 5  # then the row is parked as 'dead' for `claude-mem queue retry|drop`
 POLL_S = 1.0  # how often to look for rows whose retry delay has passed
+# Hooks wait on ingest; nothing waits on compression. So a consumer waits COALESCE_S before
+# each claim (a burst is then claimed and stored in a few transactions, not one each: ingest
+# queues behind each on the single writer), and while events keep arriving less than QUIET_S
+# apart it waits on, up to MAX_DEFER_S, leaving the cores and the writer to ingest
+# (bench/worker_ingest_bench.py). At a real agent's pace (events ≥ 0.1 s apart) it never defers.
+COALESCE_S = 0.1
+QUIET_S = 0.05
+MAX_DEFER_S = 10.0
 LLM_CONCURRENCY = 2
 
 
@@ -69,12 +77,26 @@ class Pipeline:
         self._loop = asyncio.get_running_loop()
         self._llm_slots = asyncio.Semaphore(LLM_CONCURRENCY)
         self._stopping = False
+        self._last_event = 0.0
         self._task = self._loop.create_task(self._dispatch())
 
     # --- control -------------------------------------------------------------------------
 
     def notify(self) -> None:
+        """New work arrived (ingest calls this for every event)."""
+        self._last_event = time.monotonic()
         self._loop.call_soon_threadsafe(self._wake.set)
+
+    def since_last_event(self) -> float:
+        """Seconds since ingest last queued work: background work (compression here,
+        embedding in search.embedding_task) waits for a lull in a burst."""
+        return time.monotonic() - self._last_event
+
+    async def _yield_to_ingest(self) -> None:
+        await asyncio.sleep(COALESCE_S)
+        deadline = time.monotonic() + MAX_DEFER_S
+        while self.since_last_event() < QUIET_S and time.monotonic() < deadline:
+            await asyncio.sleep(QUIET_S)
 
     @property
     def active_sessions(self) -> int:
@@ -115,14 +137,16 @@ class Pipeline:
                 if session_id not in self._consumers:
                     task = self._loop.create_task(self._consume(session_id))
                     self._consumers[session_id] = task
-            self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), POLL_S)
+            self._wake.clear()  # before looking: work arriving meanwhile wakes the next look
+            await asyncio.sleep(COALESCE_S)  # one look per burst, not one per event
 
     async def _consume(self, session_id: int) -> None:
         """One session's consumer: runs while it has ready rows, then goes idle (exits)."""
         try:
             while not self._stopping:
+                await self._yield_to_ingest()
                 items = await asyncio.to_thread(self._claim, session_id)
                 if not items:
                     return

@@ -1,7 +1,9 @@
 """The worker's background embedder: rows without a vector get one, a few at a time.
 
 It runs in its own thread (model inference is CPU-bound and would stall the event loop),
-loads the model lazily so the worker answers at once, and polls the store every couple of
+loads the model lazily — only once the store holds something to embed or search, or a search
+asks — so the worker answers at once and an empty one stays small (~40 MiB instead of ~180),
+and polls the store every couple of
 seconds — the pipeline commits observations on its own schedule, and polling keeps the
 embedder independent of it (`notify()` shortens the wait). Search covers rows not yet
 embedded through full text, so falling behind costs recall, never correctness.
@@ -10,6 +12,7 @@ embedded through full text, so falling behind costs recall, never correctness.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -32,6 +35,8 @@ RESYNC_S = 30.0  # how often the in-memory index is checked against the store (d
 ERROR_BACKOFF_S = 30.0
 BATCH_ROWS = 8
 QUERY_CACHE = 128
+BACKGROUND_NICE = 10
+QUIET_S = 0.5  # longer than the pauses inside a burst (a pipeline commit can take 0.2 s)
 
 
 class Embedding:
@@ -44,19 +49,25 @@ class Embedding:
         *,
         loader: Callable[[str], Embedder | None] = load_embedder,
         poll_s: float | None = None,
+        since_last_event: Callable[[], float] = lambda: float("inf"),
     ) -> None:
+        """`since_last_event`: seconds since hooks last sent an event. Loading the model and
+        embedding wait for QUIET_S of calm (each takes a core from a burst of hooks; search
+        covers new rows through full text meanwhile)."""
         from claude_mem.search.vectors import VectorIndex  # noqa: PLC0415 - numpy once the store is open
 
         self.db = db
         self.model = model
         self._loader = loader
         self._poll_s = POLL_S if poll_s is None else poll_s
+        self._since_last_event = since_last_event
         self._embedder: Embedder | None = None
         self._indexes = {kind: VectorIndex() for kind in KINDS}
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._loaded = threading.Event()
+        self._asked = threading.Event()  # a search wanted vectors before the model was loaded
         self.error: str | None = None
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._queries_lock = threading.Lock()
@@ -101,6 +112,8 @@ class Embedding:
         to full text). Recent queries are cached: a person paging results repeats them."""
         embedder = self._embedder
         if embedder is None or not self.loaded:
+            self._asked.set()
+            self._wake.set()
             return None
         with self._queries_lock:
             hit = self._queries.get(text)
@@ -133,7 +146,23 @@ class Embedding:
 
     # -- the thread ---------------------------------------------------------------------------
 
+    def _busy(self) -> bool:
+        return self._since_last_event() < QUIET_S
+
+    def _needed(self) -> bool:
+        return self._asked.is_set() or store.has_records(self.db.read())
+
     def _run(self) -> None:
+        # Embedding takes a whole core while it runs; hooks waiting on ingest come first.
+        # On Linux a thread id given to setpriority renices just this thread.
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+        with contextlib.suppress(Exception):  # a busy store: load now rather than never
+            while not self._stopping.is_set() and (self._busy() or not self._needed()):
+                self._wake.wait(QUIET_S / 5 if self._busy() else self._poll_s)
+                self._wake.clear()
+        if self._stopping.is_set():
+            return
         try:
             started = time.monotonic()
             embedder = self._loader(self.model)
@@ -154,6 +183,9 @@ class Embedding:
             )
             return
         while not self._stopping.is_set():
+            if self._busy():
+                self._stopping.wait(QUIET_S / 5)
+                continue
             try:
                 worked = self.step()
                 if time.monotonic() - self._last_resync > RESYNC_S:

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from claude_mem import paths
@@ -18,9 +19,27 @@ from claude_mem.settings import Settings
 from claude_mem.settings import load as load_settings
 from claude_mem.store.migrations import MIGRATIONS, SchemaError, applied, migrate, pending
 
-__all__ = ["BUSY_TIMEOUT_MS", "Database", "SchemaError", "connect", "open_database"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "NON_BLOCKING",
+    "Database",
+    "SchemaError",
+    "WouldBlock",
+    "connect",
+    "open_database",
+]
 
 BUSY_TIMEOUT_MS = 5000
+
+# Set while code runs on the worker's event loop: anything that would wait (the writer lock,
+# another process's SQLite lock, a slow lookup) raises WouldBlock instead, and the caller
+# redoes the work on a thread. Nothing is written before the one write transaction, so a
+# retry repeats only pure work.
+NON_BLOCKING: ContextVar[bool] = ContextVar("claude_mem_non_blocking", default=False)
+
+
+class WouldBlock(Exception):
+    """Raised under NON_BLOCKING instead of waiting."""
 
 
 def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
@@ -99,19 +118,40 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (BEGIN IMMEDIATE … COMMIT), serialized across threads."""
-        with self._lock:
+        """One write transaction (BEGIN IMMEDIATE … COMMIT), serialized across threads.
+        Under NON_BLOCKING it raises WouldBlock rather than wait for the lock."""
+        non_blocking = NON_BLOCKING.get()
+        if not self._lock.acquire(blocking=not non_blocking):
+            raise WouldBlock("the writer is busy")
+        try:
             conn = self._writer
             if conn.in_transaction:  # nested use joins the outer transaction
                 yield conn
                 return
-            conn.execute("BEGIN IMMEDIATE")
+            self._begin(conn, non_blocking)
             try:
                 yield conn
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+        finally:
+            self._lock.release()
+
+    @staticmethod
+    def _begin(conn: sqlite3.Connection, non_blocking: bool) -> None:
+        """BEGIN IMMEDIATE; without waiting on another process's lock when non-blocking (once
+        it succeeds, COMMIT in WAL mode never waits)."""
+        if not non_blocking:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise WouldBlock(str(exc)) from None
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     def read(self) -> sqlite3.Connection:
         """This thread's read-only connection; WAL lets it read while a write is in progress."""

@@ -97,6 +97,14 @@ def missing(conn: sqlite3.Connection, kind: str, model: str, limit: int) -> list
     return [(int(row[0]), _text(kind, tuple(row)[1:])) for row in rows]
 
 
+def has_records(conn: sqlite3.Connection) -> bool:
+    """Whether anything is stored that vectors could describe (the embedder waits for it)."""
+    found = conn.execute(
+        f"SELECT {' OR '.join(f'EXISTS (SELECT 1 FROM {table})' for table in TABLES.values())}"
+    ).fetchone()[0]
+    return bool(found)
+
+
 def count_missing(conn: sqlite3.Connection, kind: str, model: str) -> int:
     return int(conn.execute(_missing_sql(kind, "count(*)"), (model,)).fetchone()[0])
 

@@ -21,6 +21,7 @@ from claude_mem.project import ProjectIdentity, resolve_project
 from claude_mem.settings import Settings
 from claude_mem.store import Database
 from claude_mem.store import queue as queue_store
+from claude_mem.store.db import NON_BLOCKING, WouldBlock
 from claude_mem.store.sessions import (
     MAX_PROMPT_CHARS,
     add_prompt,
@@ -115,6 +116,8 @@ class Ingest:
         cached = self._projects.get(key)
         if cached is not None and cached[0] > now:
             return cached[1]
+        if NON_BLOCKING.get():  # resolving may run git: not on the event loop
+            raise WouldBlock("project not resolved yet")
         identity = resolve_project(cwd, excluded=excluded)
         if cwd and _inside(cwd, self._data_dir):
             # Our own observer's sessions (and anything else in the data dir) are never memory.

@@ -75,7 +75,13 @@ class WorkerState:
                 continue
             model = self.settings.get_str("CLAUDE_MEM_EMBEDDING_MODEL")
             if model != "none":
-                self.embedding = Embedding(db, model)
+                self.embedding = Embedding(
+                    db,
+                    model,
+                    since_last_event=lambda: (
+                        self.pipeline.since_last_event() if self.pipeline else float("inf")
+                    ),
+                )
                 self.embedding.start()
             self.pipeline = Pipeline(
                 db,

@@ -1,4 +1,5 @@
-"""Ingest: hook events arrive here and are durably recorded before the answer goes out."""
+"""Ingest: hook events arrive here and are durably recorded before the answer goes out.
+Each runs on the event loop when the writer is free (`Endpoint.inline`), else on a thread."""
 
 from __future__ import annotations
 
@@ -49,13 +50,13 @@ def end_session(call: Call) -> IngestResult:
 ENDPOINTS = [
     Endpoint("POST", "/api/sessions/init", session_init,
              "Register a prompt (idempotent per host session; duplicates within 10 s skipped)",
-             "ingest", body=SessionInit, response=IngestResult),
+             "ingest", body=SessionInit, response=IngestResult, inline=True),
     Endpoint("POST", "/api/sessions/observations", enqueue_observation,
              "Record a tool event and queue it for compression; answers once it is durable",
-             "ingest", body=ToolEvent, response=IngestResult),
+             "ingest", body=ToolEvent, response=IngestResult, inline=True),
     Endpoint("POST", "/api/sessions/summarize", enqueue_summary,
              "Queue a session summary from the last assistant message", "ingest",
-             body=SummaryRequest, response=IngestResult),
+             body=SummaryRequest, response=IngestResult, inline=True),
     Endpoint("POST", "/api/sessions/end", end_session, "Mark a session completed", "ingest",
-             body=SessionEnd, response=IngestResult, errors=(400, 404)),
+             body=SessionEnd, response=IngestResult, errors=(400, 404), inline=True),
 ]  # fmt: skip
