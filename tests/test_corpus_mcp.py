@@ -63,3 +63,41 @@ def test_corpus_tools_build_list_and_answer(env: Env, tmp_path: Path) -> None:
     assert out["missing"].is_error
     assert "no corpus named 'nope'" in text_of(out["missing"])
     assert out["escape"].is_error
+
+
+def test_a_corpus_answer_may_take_longer_than_other_tool_calls(data_dir: Path) -> None:
+    """An LLM answer (a first prime sends the whole corpus) outlasts the usual 30 s."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from claude_mem.mcp import tools
+    from claude_mem.worker.lifecycle import WorkerInfo
+
+    class Slow(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["content-length"]))
+            time.sleep(0.6)
+            body = b'{"answer": "slow but sure", "citations": [], "provider": "local"}'
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    info = WorkerInfo(pid=0, port=server.server_address[1], version="", ready=True)
+    try:
+        proxy = tools.WorkerProxy(start=lambda: info, timeout=0.3)
+        with pytest.raises(tools.ToolFailure):
+            proxy.json("POST", "/api/corpus/x/query", body={"question": "q"})
+        assert tools.ANSWER_TIMEOUT_S >= 120
+        answer = proxy.json("POST", "/api/corpus/x/query", body={"question": "q"}, timeout=5)
+        assert answer["answer"] == "slow but sure"
+    finally:
+        server.shutdown()
+        server.server_close()

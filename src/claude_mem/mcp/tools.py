@@ -20,6 +20,8 @@ from claude_mem.worker.token import read_token
 
 START_WAIT_S = 15.0
 REQUEST_TIMEOUT_S = 30.0
+# A corpus question waits for an LLM, and the first one primes a session with the whole corpus.
+ANSWER_TIMEOUT_S = 300.0
 STARTING_RETRY_S = 10.0  # how long a worker whose store is still opening is waited for
 
 
@@ -50,7 +52,7 @@ class WorkerProxy:
             )
         return self._worker
 
-    def _send(self, method: str, path: str, body: bytes | None) -> Response:
+    def _send(self, method: str, path: str, body: bytes | None, timeout: float) -> Response:
         """One request; a worker that vanished is looked up (or restarted) once."""
         for attempt in range(2):
             worker = self._connect(fresh=attempt > 0)
@@ -62,7 +64,7 @@ class WorkerProxy:
                     host=worker.host,
                     body=body,
                     token=read_token(),
-                    timeout=self._timeout,
+                    timeout=timeout,
                 )
             except WorkerUnavailable as exc:
                 failure = exc
@@ -75,6 +77,7 @@ class WorkerProxy:
         *,
         query: Mapping[str, Any] | None = None,
         body: object = None,
+        timeout: float | None = None,
     ) -> Response:
         """The worker's 2xx answer; any other status raises ToolFailure with its message."""
         params = {k: v for k, v in (query or {}).items() if v is not None and v != []}
@@ -82,7 +85,7 @@ class WorkerProxy:
         payload = None if body is None else json.dumps(body).encode()
         deadline = time.monotonic() + STARTING_RETRY_S
         while True:
-            response = self._send(method, target, payload)
+            response = self._send(method, target, payload, timeout or self._timeout)
             if response.status != 503 or time.monotonic() >= deadline:
                 break
             time.sleep(0.2)  # the store is still opening (or migrating)
@@ -339,4 +342,6 @@ class MemoryTools:
         from claude_mem.corpus import text  # noqa: PLC0415
 
         path = f"/api/corpus/{quote(name, safe='')}/query"
-        return text.answer(self.proxy.json("POST", path, body={"question": question}))
+        return text.answer(
+            self.proxy.json("POST", path, body={"question": question}, timeout=ANSWER_TIMEOUT_S)
+        )
