@@ -90,6 +90,25 @@ def _seed_hostile(data_dir: Path) -> None:
         db.close()
 
 
+NIGHT_OWL = "night-owl"
+# 2024-03-10 05:00 UTC: still the evening of March 9 in Los Angeles (UTC-8).
+NIGHT_OWL_AT = 1_710_046_800_000
+
+
+def _seed_night_owl(data_dir: Path) -> None:
+    db = Database(data_dir / "claude-mem.db")
+    try:
+        with db.write() as conn:
+            sid = ensure_session(conn, platform="claude-code", host_session_id="owl-1",
+                                 project=NIGHT_OWL, cwd="/home/owl")  # fmt: skip
+            insert_observation(conn, NewObservation(
+                session_id=sid, project=NIGHT_OWL, type="change", title="Late fix",
+                created_at=NIGHT_OWL_AT,
+            ))  # fmt: skip
+    finally:
+        db.close()
+
+
 @pytest.fixture(scope="module")
 def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
     root = tmp_path_factory.mktemp("viewer")
@@ -101,6 +120,7 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
     data_dir.mkdir(mode=0o700)
     seed_bulk(data_dir, BULK)
     _seed_hostile(data_dir)
+    _seed_night_owl(data_dir)
     worker, link = start_worker(env)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:
@@ -308,6 +328,23 @@ def test_filters_and_search_narrow_the_feed(viewer: Viewer, errors: list[str]) -
     assert found["has_more"] or len(keys) < everything
     shot(page, "search")
     page.close()
+
+
+def test_date_filters_use_the_browsers_own_calendar(viewer: Viewer, errors: list[str]) -> None:
+    local = viewer.browser.new_context(timezone_id="America/Los_Angeles")
+    try:
+        page = local.new_page()
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(viewer.worker.link())  # signs this new browser context in
+        page.select_option("#filter-project", NIGHT_OWL)
+        page.fill("#filter-since", "2024-03-09")
+        page.fill("#filter-until", "2024-03-09")
+        assert shown(page, ".card-title") == ["Late fix"]
+        page.fill("#filter-since", "2024-03-10")
+        page.fill("#filter-until", "2024-03-10")  # the UTC day it was stored on
+        assert shown(page, ".card-title") == []
+    finally:
+        local.close()
 
 
 def test_observation_detail_session_view_and_delete(viewer: Viewer, errors: list[str]) -> None:

@@ -98,13 +98,21 @@ async function loadFacets() {
   );
 }
 
+// A date picker gives a day on the user's own calendar; the API reads a bare date as a UTC
+// day, so the local day's bounds go as epoch ms.
+function localDay(value, offsetDays) {
+  if (!value) return "";
+  const [year, month, day] = value.split("-").map(Number);
+  return String(new Date(year, month - 1, day + offsetDays).getTime() - (offsetDays ? 1 : 0));
+}
+
 function readFilters() {
   feed.filters = {
     project: $("#filter-project").value,
     platform: $("#filter-platform").value,
     type: $("#filter-type").value,
-    since: $("#filter-since").value,
-    until: $("#filter-until").value,
+    since: localDay($("#filter-since").value, 0),
+    until: localDay($("#filter-until").value, 1),
   };
   feed.reload();
 }
