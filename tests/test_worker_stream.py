@@ -3,6 +3,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from claude_mem.worker.stream import Broadcaster
 from tests.worker_fixtures import RunningWorker
 
@@ -138,3 +140,19 @@ def test_resume_from_a_number_a_restarted_worker_never_gave_resets() -> None:
     got = collect(stream, 500, publish_at=1, count=3)
     assert [p["type"] for p in got] == ["reset", "connected", "during"]
     assert got[2]["id"] == 2  # not skipped as if the client had seen it
+
+
+def test_envelope_fields_cannot_be_overwritten_by_a_payload() -> None:
+    stream = Broadcaster()
+    with pytest.raises(ValueError, match="reserved"):
+        stream.publish("observation_deleted", id=7)
+    assert stream.last_id == 0  # nothing was numbered or kept
+    event_id = stream.publish("observation_deleted", record_id=7)
+    [(number, payload)] = stream.backlog(0) or []
+    assert number == event_id
+    assert json.loads(payload) | {"ts": 0} == {
+        "type": "observation_deleted",
+        "id": event_id,
+        "ts": 0,
+        "record_id": 7,
+    }

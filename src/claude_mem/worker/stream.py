@@ -14,6 +14,7 @@ from typing import Any
 RING_SIZE = 2000
 CLIENT_QUEUE = 1000
 KEEPALIVE_S = 15.0
+RESERVED = frozenset({"type", "id", "ts"})
 
 
 class _Client:
@@ -47,7 +48,10 @@ class Broadcaster:
         self._loop = loop
 
     def publish(self, kind: str, **data: Any) -> int:
-        """Number the event, keep it in the ring and hand it to every client."""
+        """Number the event, keep it in the ring and hand it to every client. `type`, `id`
+        and `ts` are the envelope's: a payload field of that name is a bug."""
+        if not RESERVED.isdisjoint(data):
+            raise ValueError(f"event fields {sorted(RESERVED & set(data))} are reserved")
         with self._lock:
             event_id = self._next_id
             self._next_id += 1

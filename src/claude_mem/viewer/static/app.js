@@ -220,10 +220,10 @@ const stream = new LiveStream((event) => {
       feed.noteLive("summary", event.summary.session_id);
       break;
     case "observation_deleted":
-      feed.remove("observation", event.id);
+      feed.remove("observation", event.record_id);
       break;
     case "session_deleted":
-      feed.removeSession(event.id);
+      feed.removeSession(event.record_id);
       break;
     case "project_deleted":
       feed.removeProject(event.project);

@@ -204,7 +204,7 @@ def _delete(call: Call, deleter, kind: str) -> Deleted:  # type: ignore[no-untyp
         deleted = deleter(conn, item_id)
     if not deleted:
         raise ApiError(404, f"{kind} {item_id} not found", "not_found")
-    call.state.stream.publish(f"{kind}_deleted", id=item_id)
+    call.state.stream.publish(f"{kind}_deleted", record_id=item_id)
     return Deleted(True, item_id)
 
 
