@@ -388,3 +388,25 @@ def test_older_worker_is_restarted_once_never_in_a_loop(
     assert again is not None
     assert again.pid == replaced.pid
     assert env.log_text().count("restarting an older worker once") == 1
+
+
+def test_stop_is_prompt_with_an_event_stream_open(env: Env) -> None:
+    """The viewer keeps /api/stream open: stopping must end it, not wait out the timeout."""
+    pid = env.start()
+    stream = socket.create_connection(("127.0.0.1", env.port), timeout=5)
+    try:
+        stream.sendall(
+            f"GET /api/stream HTTP/1.1\r\nHost: 127.0.0.1:{env.port}\r\n"
+            f"x-claude-mem-token: {read_token()}\r\n\r\n".encode()
+        )
+        assert b"200" in stream.recv(4096).split(b"\r\n", 1)[0]
+        started = time.monotonic()
+        stopped = env.cli("worker", "stop")
+        assert stopped.returncode == 0
+        assert time.monotonic() - started < 5  # the graceful timeout is 10 s
+        assert exited(pid)
+    finally:
+        stream.close()
+    stderr = lifecycle.stderr_log_path()
+    assert "Traceback" not in (stderr.read_text() if stderr.exists() else "")
+    assert "[worker] stopped" in env.log_text()

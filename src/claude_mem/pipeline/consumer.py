@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -43,13 +44,13 @@ from claude_mem.worker.stream import Broadcaster
 BATCH_SIZE = 8  # consecutive events per provider call: fewer calls, shared context
 MAX_ATTEMPTS = 5  # then the row is parked as 'dead' for `claude-mem queue retry|drop`
 POLL_S = 1.0  # how often to look for rows whose retry delay has passed
-# Hooks wait on ingest; nothing waits on compression. So a consumer waits COALESCE_S before
-# each claim (a burst is then claimed and stored in a few transactions, not one each: ingest
-# queues behind each on the single writer), and while events keep arriving less than QUIET_S
-# apart it waits on, up to MAX_DEFER_S, leaving the cores and the writer to ingest
-# (bench/worker_ingest_bench.py). At a real agent's pace (events ≥ 0.1 s apart) it never defers.
-COALESCE_S = 0.1
+# Hooks wait on ingest; nothing waits on compression. During a burst (BURST_EVENTS events
+# within QUIET_S, the last one just now) the dispatcher and the consumers wait for a lull, up
+# to MAX_DEFER_S, so the burst gets the cores and the single writer, and is then claimed and
+# stored in a few transactions instead of one each (bench/worker_ingest_bench.py). Events at
+# an agent's pace are compressed at once (bench/pipeline_bench.py: enqueue → stored ~4 ms).
 QUIET_S = 0.05
+BURST_EVENTS = 5
 MAX_DEFER_S = 10.0
 LLM_CONCURRENCY = 2
 
@@ -77,25 +78,32 @@ class Pipeline:
         self._loop = asyncio.get_running_loop()
         self._llm_slots = asyncio.Semaphore(LLM_CONCURRENCY)
         self._stopping = False
-        self._last_event = 0.0
+        self._recent: deque[float] = deque(maxlen=BURST_EVENTS)  # times of the last events
         self._task = self._loop.create_task(self._dispatch())
 
     # --- control -------------------------------------------------------------------------
 
     def notify(self) -> None:
         """New work arrived (ingest calls this for every event)."""
-        self._last_event = time.monotonic()
+        self._recent.append(time.monotonic())
         self._loop.call_soon_threadsafe(self._wake.set)
 
     def since_last_event(self) -> float:
         """Seconds since ingest last queued work: background work (compression here,
         embedding in search.embedding_task) waits for a lull in a burst."""
-        return time.monotonic() - self._last_event
+        return time.monotonic() - self._recent[-1] if self._recent else float("inf")
+
+    def in_burst(self) -> bool:
+        recent = list(self._recent)
+        return (
+            len(recent) == BURST_EVENTS
+            and recent[-1] - recent[0] < QUIET_S
+            and time.monotonic() - recent[-1] < QUIET_S
+        )
 
     async def _yield_to_ingest(self) -> None:
-        await asyncio.sleep(COALESCE_S)
         deadline = time.monotonic() + MAX_DEFER_S
-        while self.since_last_event() < QUIET_S and time.monotonic() < deadline:
+        while self.in_burst() and time.monotonic() < deadline:
             await asyncio.sleep(QUIET_S)
 
     @property
@@ -120,7 +128,7 @@ class Pipeline:
             counts = await asyncio.to_thread(lambda: queue_store.counts(self.db.read()))
             if counts["pending"] == 0 and counts["processing"] == 0:
                 return True
-            self.notify()
+            self._wake.set()  # look now (not an event: no burst to wait out)
             await asyncio.sleep(0.05)
         return False
 
@@ -140,7 +148,7 @@ class Pipeline:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), POLL_S)
             self._wake.clear()  # before looking: work arriving meanwhile wakes the next look
-            await asyncio.sleep(COALESCE_S)  # one look per burst, not one per event
+            await self._yield_to_ingest()  # one look per burst, not one per event
 
     async def _consume(self, session_id: int) -> None:
         """One session's consumer: runs while it has ready rows, then goes idle (exits)."""

@@ -138,7 +138,16 @@ def _serve(settings: Settings, sock: socket.socket, port: int) -> None:
         server_header=False,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )
-    server = uvicorn.Server(config)
+    stream = app.state.worker.stream
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # Event streams (the viewer keeps one open) never end by themselves: close them
+            # first, or every stop waits out the graceful timeout and then cancels them.
+            stream.close()
+            await super().shutdown(sockets)
+
+    server = Server(config)
 
     # From here a signal asks the server to stop. uvicorn installs its own handlers while it
     # serves, then restores these and re-raises the signal it caught: this handler makes that
