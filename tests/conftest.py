@@ -38,3 +38,15 @@ def worker(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningW
     monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")
     with running_worker() as running:
         yield running
+
+
+@pytest.fixture
+def hook_env(data_dir: Path, tmp_path: Path, worker: RunningWorker) -> dict[str, str]:
+    """What a hook process gets from the agent, pointed at `worker` (installed, same version)."""
+    from claude_mem import __version__
+    from tests.test_hooks_process import base_env
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (data_dir / "install-version").write_text(__version__ + "\n")
+    return base_env(data_dir, worker.port, home)

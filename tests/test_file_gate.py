@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from claude_mem import __version__
 from claude_mem.store import Database
 from claude_mem.store.context_queries import observations_touching
 from claude_mem.store.observations import NewObservation, delete_observation, insert_observation
 from claude_mem.store.sessions import ensure_session
-from tests.test_hooks_process import FORBIDDEN, answer, base_env, hook, imported
+from tests.test_hooks_process import FORBIDDEN, answer, hook, imported
 from tests.worker_fixtures import RunningWorker
 
 DAY_MS = 86_400_000
@@ -29,11 +28,8 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def env(data_dir: Path, tmp_path: Path, worker: RunningWorker) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    (data_dir / "install-version").write_text(__version__ + "\n")
-    return base_env(data_dir, worker.port, home)
+def env(hook_env: dict[str, str]) -> dict[str, str]:
+    return hook_env
 
 
 def write(path: Path, text: str, *, mtime_ms: int | None = None) -> Path:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from claude_mem import __version__, control
+from claude_mem import control
 from claude_mem.cli import main
-from tests.test_hooks_process import answer, base_env, hook
+from tests.test_hooks_process import answer, hook
 from tests.worker_fixtures import RunningWorker
 
 
@@ -26,11 +26,8 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def env(data_dir: Path, tmp_path: Path, worker: RunningWorker) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    (data_dir / "install-version").write_text(__version__ + "\n")
-    return base_env(data_dir, worker.port, home)
+def env(hook_env: dict[str, str]) -> dict[str, str]:
+    return hook_env
 
 
 def prompt(env: dict[str, str], cwd: Path, session: str, text: str) -> dict[str, object]:
