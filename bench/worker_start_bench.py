@@ -11,6 +11,7 @@ PYTHONDONTWRITEBYTECODE is set; --no-bytecode shows the uncached figure.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import signal
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from claude_mem.worker.client import WorkerUnavailable, request
@@ -48,8 +50,9 @@ def rss_mib(pid: int) -> float:
     raise RuntimeError("no VmRSS")
 
 
-def probe_latency(env: dict[str, str], calls: int = 200) -> list[float]:
-    """Round trips of the hook client's GET /api/health against an idle, ready worker (ms)."""
+@contextlib.contextmanager
+def fresh_worker(env: dict[str, str]) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """A worker process on a free port with a new data dir; stopped and removed afterwards."""
     data = tempfile.mkdtemp(prefix="cm-bench-")
     port = free_port()
     env = {**env, "CLAUDE_MEM_DATA_DIR": data, "CLAUDE_MEM_WORKER_PORT": str(port)}
@@ -62,57 +65,45 @@ def probe_latency(env: dict[str, str], calls: int = 200) -> list[float]:
         start_new_session=True,
     )
     try:
-        deadline = time.perf_counter() + 30
-        while status("/api/readiness", port) != 200:
-            if proc.poll() is not None or time.perf_counter() > deadline:
-                raise RuntimeError("worker did not start")
-            time.sleep(0.01)
+        yield proc, port
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def wait_for(path: str, port: int, proc: subprocess.Popen[bytes], start: float) -> float:
+    """perf_counter() when `path` first answers 200 (polling every 2 ms, 30 s at most)."""
+    while status(path, port) != 200:
+        if proc.poll() is not None or time.perf_counter() - start > 30:
+            raise RuntimeError(f"worker never answered {path}")
+        time.sleep(0.002)
+    return time.perf_counter()
+
+
+def probe_latency(env: dict[str, str], calls: int = 200) -> list[float]:
+    """Round trips of the hook client's GET /api/health against an idle, ready worker (ms)."""
+    with fresh_worker(env) as (proc, port):
+        wait_for("/api/readiness", port, proc, time.perf_counter())
         timings = []
         for _ in range(calls):
             began = time.perf_counter()
             request("GET", "/api/health", port=port).json()
             timings.append((time.perf_counter() - began) * 1000)
         return timings
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(30)
-        shutil.rmtree(data, ignore_errors=True)
 
 
 def one_run(env: dict[str, str], measure_rss: bool) -> tuple[float, float, float | None]:
     """(ms to health, ms to readiness, idle RSS MiB or None) for one fresh worker."""
-    data = tempfile.mkdtemp(prefix="cm-bench-")
-    port = free_port()
-    env = {**env, "CLAUDE_MEM_DATA_DIR": data, "CLAUDE_MEM_WORKER_PORT": str(port)}
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "claude_mem.worker", "run"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        while status("/api/health", port) != 200:
-            if proc.poll() is not None or time.perf_counter() - start > 30:
-                raise RuntimeError("worker did not start")
-            time.sleep(0.002)
-        healthy = time.perf_counter()
-        while status("/api/readiness", port) != 200:
-            if time.perf_counter() - start > 30:
-                raise RuntimeError("worker never became ready")
-            time.sleep(0.002)
-        ready = time.perf_counter()
+    with fresh_worker(env) as (proc, port):
+        healthy = wait_for("/api/health", port, proc, start)
+        ready = wait_for("/api/readiness", port, proc, start)
         rss = None
         if measure_rss:
             time.sleep(1.0)
             rss = rss_mib(proc.pid)
         return (healthy - start) * 1000, (ready - start) * 1000, rss
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(30)
-        shutil.rmtree(data, ignore_errors=True)
 
 
 def main() -> None:
