@@ -20,6 +20,7 @@ from claude_mem.store.migrations import applied, migrate
 from claude_mem.store.observations import NewObservation, insert_observation
 from claude_mem.store.sessions import ensure_session
 from claude_mem.worker import lifecycle
+from tests.polling import wait_until
 from tests.worker_fixtures import running_worker
 
 BIN = Path(sys.executable).with_name("claude-mem")
@@ -168,9 +169,7 @@ def test_the_worker_makes_the_daily_backup(data_dir: Path, monkeypatch: pytest.M
     with open_database() as db:
         add(db, "from before the start")
     with running_worker():
-        deadline = time.monotonic() + 10
-        while not backup.daily_backups() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(backup.daily_backups)
         [daily] = backup.daily_backups()
     assert titles(daily) == ["from before the start"]
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -21,6 +21,7 @@ import pytest
 from claude_mem import __version__
 from claude_mem.hooks.command import event_arg
 from tests.net import DeadPort, free_port, worker_pids
+from tests.polling import wait_until
 
 ENTRY = Path(__file__).resolve().parents[1] / "src" / "claude_mem" / "hooks" / "entry.py"
 CLI = Path(sys.executable).with_name("claude-mem")
@@ -78,15 +79,6 @@ def rows(path: Path) -> list[tuple[str, dict[str, object]]]:
         pytest.fail(f"{path} is missing (CI provides ../shared/reference/agent-hooks/)")
     items = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return [(item["event"], item["payload"]) for item in items]
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def failures(data_dir: Path) -> dict[str, object]:

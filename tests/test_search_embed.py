@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,7 @@ from claude_mem.search.embedding_task import Embedding
 from claude_mem.store import Database
 from claude_mem.store import vectors as store
 from claude_mem.store.db import open_database
+from tests.polling import wait_until
 from tests.store_helpers import observation, session
 
 MODEL = "minilm-l6-int8"
@@ -149,12 +149,13 @@ def test_worker_embeds_rows_inserted_after_start(embedder: Embedder) -> None:
         new = [observation(db, sid, title=f"worker saw change {i}") for i in range(3)]
         embedding.notify()
         assert embedding.wait_loaded(30)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            status = embedding.status()
-            if status["pending"] == 0 and status["embedded"]["observation"] == 3:
-                break
-            time.sleep(0.05)
+        wait_until(
+            lambda: (
+                embedding.status()["pending"] == 0
+                and embedding.status()["embedded"]["observation"] == 3
+            ),
+            timeout=30,
+        )
         status = embedding.status()
         assert status["loaded"]
         assert status["model_id"] == embedder.model_id
@@ -216,12 +217,13 @@ def test_pipeline_wakes_the_embedder_and_stats_report_it(
             "tool_input": {"file_path": "/w/proj/src/parse.py", "old_string": "a",
                            "new_string": "b"}, "tool_response": {"success": True},
         }).raise_for_status()  # fmt: skip
-        deadline = time.monotonic() + 30  # the model loads on that first notify, then embeds
-        while time.monotonic() < deadline:
-            vectors = client.get("/api/stats").json()["embedding"]
-            if vectors["embedded"]["observation"] >= 1:
-                break
-            time.sleep(0.05)
+
+        def embedding_stats() -> dict:
+            return client.get("/api/stats").json()["embedding"]
+
+        # The model loads on that first notify, then embeds.
+        wait_until(lambda: embedding_stats()["embedded"]["observation"] >= 1, timeout=30)
+        vectors = embedding_stats()
         assert vectors["loaded"] is True
         assert vectors["model_id"] == embedder.model_id
         assert vectors["embedded"]["observation"] >= 1

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from claude_mem.store.observations import delete_observation
 from claude_mem.store.summaries import NewSummary, insert_summary
+from tests.polling import wait_until
 from tests.store_helpers import observation, session
 from tests.worker_fixtures import RunningWorker, running_worker
 
@@ -185,7 +186,6 @@ def test_any_unicode_never_errors_over_http(worker: RunningWorker, query: str, v
 
 def test_hybrid_with_the_real_model(data_dir: Path) -> None:
     """End to end with the bundled model: a paraphrase finds its record once embedded."""
-    import time
 
     with running_worker() as worker:
         db, embedding = worker.state.db, worker.state.embedding
@@ -197,9 +197,7 @@ def test_hybrid_with_the_real_model(data_dir: Path) -> None:
         observation(db, sid, title="Renamed the settings page", narrative="Copy changes only.")
         assert embedding.wait_loaded(60)
         embedding.notify()
-        deadline = time.monotonic() + 60
-        while embedding.status()["pending"] and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: not embedding.status()["pending"], timeout=60)
         body = get(worker, "/api/search", query="make network requests try again when they fail")
         assert body["mode"] == "hybrid"
         assert body["hits"][0]["id"] == target

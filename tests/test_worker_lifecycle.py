@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ from claude_mem.worker import lifecycle
 from claude_mem.worker.client import request
 from claude_mem.worker.token import read_token
 from tests.net import free_port, worker_pids
+from tests.polling import wait_until
 from tests.worker_process import Env, worker_env
 
 
@@ -38,15 +39,6 @@ def exited(pid: int) -> bool:
     except FileNotFoundError:
         return True
     return stat.rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return bool(predicate())
 
 
 @pytest.fixture
