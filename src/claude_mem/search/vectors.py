@@ -15,10 +15,11 @@ exact scan at ~0.99 recall; hybrid ranking uses only ranks, so this is invisible
 A quantised scan is also shortlisted first: every row keeps a 1-bit sign code (48 bytes for
 384 dimensions, column-major), the Hamming distance to the query's code ranks all rows in
 ~0.4 ms, and only the nearest `SHORTLIST × k` rows are scored exactly. The scan of 100k
-rows drops from ~8 ms to ~3. Measured recall against an exact float32 scan: 0.997 of the top
-12 of 6,000 real MiniLM vectors (docstrings) with a 20× shortlist, 0.999 of the top 20 and
-0.96 of the top 200 on 100k near-duplicates of them; the bench's synthetic clusters (300
-templates plus noise, the hardest case for sign codes) give ~0.94 (bench/RESULTS.md).
+rows drops from ~8 ms to ~3. Recall against an exact float32 scan (bench/embedding_bench.py,
+int8 rows and shortlist together): 0.991 of the top 12 of 5,800 real MiniLM vectors of stdlib
+docstrings; 0.978 of the top 20 and 0.992 of the top 200 of 100k noisy copies of them; the
+search bench's synthetic clusters (300 templates plus noise, the hardest case for sign codes)
+give ~0.94.
 """
 
 from __future__ import annotations
