@@ -22,11 +22,10 @@ BATCH = 8  # at most this many texts per ONNX run
 # 256-token texts at once cost ~70 MB more peak RSS than one, for no extra speed (measured:
 # batch 1 → 22/s, 287 MB peak; batch 8 → 21/s, 522 MB peak). Short texts still batch up.
 BATCH_TOKENS = 512
-# One ONNX thread. A search embeds its query while the full-text half runs in another thread;
-# a second ONNX thread then waits for a core and a 4 ms embedding takes 10–13 ms. Alone, one
-# thread embeds a query as fast as two (p50 5.0 vs 5.5 ms) and batches ~16% slower (38 vs
-# 45 texts/s), which also leaves a core to the rest of the worker while it catches up.
-THREADS = 1
+# Two ONNX threads, with their spinning off (below): a query embeds as fast as with one, even
+# beside a busy core (p50 3.9 vs 4.4 ms), and the background embedder catches up 1.7× faster
+# (52 vs 30 texts/s; bench/embedding_bench.py). Hybrid search is the same either way.
+THREADS = 2
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "tokenizer.json"
 
 MODELS = ("minilm-l6-int8",)
