@@ -2,8 +2,8 @@
 
 It runs in its own thread (model inference is CPU-bound and would stall the event loop),
 loads the model lazily — only once the store holds something to embed or search, or a search
-asks — so the worker answers at once and an empty one stays small (~40 MiB instead of ~180),
-and polls the store every couple of
+asks — so the worker answers at once and an empty one stays small (51 MiB idle in
+bench/worker_start_bench.py; the model adds ~130), and polls the store every couple of
 seconds — the pipeline commits observations on its own schedule, and polling keeps the
 embedder independent of it (`notify()` shortens the wait). Search covers rows not yet
 embedded through full text, so falling behind costs recall, never correctness.
@@ -36,7 +36,7 @@ ERROR_BACKOFF_S = 30.0
 BATCH_ROWS = 8
 QUERY_CACHE = 128
 BACKGROUND_NICE = 10
-QUIET_S = 0.5  # longer than the pauses inside a burst (a pipeline commit can take 0.2 s)
+QUIET_S = 0.5  # well above the gaps inside a burst, which a pipeline commit can stretch
 
 
 class Embedding:
