@@ -212,3 +212,53 @@ def test_usage_command_reports_spend(data_dir: Path) -> None:
     assert "2,400" in out.stdout
     data = json.loads(run("usage", "--json").stdout)
     assert data["rows"][0]["calls"] == 2
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status"],
+        ["status", "--json"],
+        ["search", "rounding bug"],
+        ["doctor"],
+        ["worker", "start"],
+        ["worker", "status"],
+        ["settings", "set", "CLAUDE_MEM_LOG_LEVEL", "DEBUG"],
+        ["queue"],
+        ["export"],
+    ],
+)
+def test_a_data_dir_that_is_a_file_is_one_clear_error(tmp_path: Path, argv: list[str]) -> None:
+    not_a_dir = tmp_path / "memory"
+    not_a_dir.write_text("")
+    out = run(*argv, env={"CLAUDE_MEM_DATA_DIR": str(not_a_dir)})
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert out.stderr == f"error: data dir {not_a_dir} is not a directory\n"
+    assert not_a_dir.is_file()
+
+
+def test_a_file_above_the_data_dir_is_named(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    out = run("status", env={"CLAUDE_MEM_DATA_DIR": str(blocker / "data")})
+    assert out.returncode == 1
+    assert out.stderr == (
+        f"error: data dir {blocker / 'data'} is not a directory ({blocker} is not a directory)\n"
+    )
+
+
+def test_doctor_checks_name_a_data_dir_that_is_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from claude_mem.commands import doctor
+
+    not_a_dir = tmp_path / "memory"
+    not_a_dir.write_text("")
+    monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(not_a_dir))
+    assert doctor.checks() == [
+        {
+            "check": "data dir",
+            "status": "fail",
+            "detail": f"data dir {not_a_dir} is not a directory",
+        }
+    ]

@@ -39,7 +39,9 @@ def checks() -> list[dict[str, str]]:
         status = "ok" if writable and mode == paths.DIR_MODE else "warn"
         add("data dir", status if writable else "fail", f"{directory} (mode {mode:o})")
     except OSError as exc:
-        add("data dir", "fail", f"{directory}: {exc.strerror}")
+        add(
+            "data dir", "fail", str(exc) if exc.strerror is None else f"{directory}: {exc.strerror}"
+        )
         return found
 
     loaded = settings.load()

@@ -75,6 +75,9 @@ def run(port: int | None = None, host: str | None = None) -> int:
         return _run_locked(settings, host, port)
     except _StopBeforeServing:
         return 0
+    except paths.DataDirError as exc:
+        print(f"claude-mem worker: error: {exc}", file=sys.stderr)
+        return 1
     finally:
         if lock_fd is not None:
             os.close(lock_fd)
