@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_mem import __version__
+from claude_mem import __version__, paths
 from claude_mem.hooks.command import event_arg
 from tests.net import DeadPort, free_port, worker_pids
 from tests.polling import wait_until
@@ -283,7 +283,9 @@ class FakeWorker:
                 fake.requests.append((self.command, self.path, body))
                 path = self.path.split("?", 1)[0]
                 if path == "/api/health":
-                    data = json.dumps({"pid": os.getpid(), "version": __version__, "ready": True})
+                    ident = paths.data_dir_id()  # the hooks' own data dir: "ours"
+                    data = json.dumps({"pid": os.getpid(), "version": __version__,
+                                       "ready": True, "data_dir_id": ident})  # fmt: skip
                     self._send(200, data.encode(), "application/json")
                 elif path == "/api/context/session-start":
                     data = json.dumps({"context": fake.context, "terminal": fake.terminal,
