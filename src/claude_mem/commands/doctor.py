@@ -48,6 +48,8 @@ def checks() -> list[dict[str, str]]:
     if loaded.problems:
         for problem in loaded.problems:
             add("settings", "fail", problem)
+    elif not paths.settings_path().exists():
+        add("settings", "ok", f"{paths.settings_path()} absent; defaults apply")
     else:
         add("settings", "ok", f"{paths.settings_path()} valid")
     for key in sorted(loaded.unknown):
