@@ -66,7 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        if args.module != "hook":  # hooks stay silent and exit 0, whatever the data dir
+        # Processes an agent runs answer it their own way: hooks stay silent, MCP tools fail.
+        if args.module not in ("hook", "mcp"):
             paths.check_data_dir()
         return int(_command_module(args.module).run(args) or 0)
     except paths.DataDirError as exc:
