@@ -212,3 +212,99 @@ def test_usage_command_reports_spend(data_dir: Path) -> None:
     assert "2,400" in out.stdout
     data = json.loads(run("usage", "--json").stdout)
     assert data["rows"][0]["calls"] == 2
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status"],
+        ["status", "--json"],
+        ["search", "rounding bug"],
+        ["doctor"],
+        ["worker", "start"],
+        ["worker", "status"],
+        ["settings", "set", "CLAUDE_MEM_LOG_LEVEL", "DEBUG"],
+        ["queue"],
+        ["export"],
+    ],
+)
+def test_a_data_dir_that_is_a_file_is_one_clear_error(tmp_path: Path, argv: list[str]) -> None:
+    not_a_dir = tmp_path / "memory"
+    not_a_dir.write_text("")
+    out = run(*argv, env={"CLAUDE_MEM_DATA_DIR": str(not_a_dir)})
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert out.stderr == f"error: data dir {not_a_dir} is not a directory\n"
+    assert not_a_dir.is_file()
+
+
+def test_a_file_above_the_data_dir_is_named(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    out = run("status", env={"CLAUDE_MEM_DATA_DIR": str(blocker / "data")})
+    assert out.returncode == 1
+    assert out.stderr == (
+        f"error: data dir {blocker / 'data'} is not a directory ({blocker} is not a directory)\n"
+    )
+
+
+def test_doctor_checks_name_a_data_dir_that_is_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from claude_mem.commands import doctor
+
+    not_a_dir = tmp_path / "memory"
+    not_a_dir.write_text("")
+    monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(not_a_dir))
+    assert doctor.checks() == [
+        {
+            "check": "data dir",
+            "status": "fail",
+            "detail": f"data dir {not_a_dir} is not a directory",
+        }
+    ]
+
+
+def test_status_counts_the_wal_and_says_whether_the_worker_runs(data_dir: Path) -> None:
+    import sqlite3
+
+    from claude_mem.store import Database
+    from tests.net import free_port
+    from tests.worker_fixtures import running_worker
+
+    with Database():
+        pass  # schema in place
+    holder = sqlite3.connect(data_dir / "claude-mem.db")
+    holder.execute("PRAGMA wal_autocheckpoint = 0")
+    holder.execute("CREATE TABLE filler (x)")
+    holder.executemany("INSERT INTO filler VALUES (?)", [("x" * 1000,)] * 500)
+    holder.commit()
+    try:
+        wal = (data_dir / "claude-mem.db-wal").stat().st_size
+        assert wal > 400_000
+        port = {"CLAUDE_MEM_WORKER_PORT": str(free_port())}
+        info = json.loads(run("status", "--json", env=port).stdout)
+        files = info["database_files"]
+        assert files["wal"] == wal
+        assert info["database_bytes"] == files["db"] + files["wal"] + files["shm"]
+        assert info["worker"]["running"] is False
+        text = run("status", env=port).stdout
+        assert f"of which {wal:,} in the WAL" in text
+        assert "worker        not running" in text
+    finally:
+        holder.close()
+    with running_worker() as worker:
+        env = {"CLAUDE_MEM_WORKER_PORT": str(worker.port), "CLAUDE_MEM_EMBEDDING_MODEL": "none"}
+        text = run("status", env=env).stdout
+        assert f"worker        running, pid {os.getpid()}, port {worker.port}" in text
+
+
+def test_doctor_says_a_missing_settings_file_is_absent(data_dir: Path) -> None:
+    out = run("doctor", "--json")
+    settings_checks = [c for c in json.loads(out.stdout) if c["check"] == "settings"]
+    assert settings_checks == [
+        {
+            "check": "settings",
+            "status": "ok",
+            "detail": f"{data_dir / 'settings.json'} absent; defaults apply",
+        }
+    ]

@@ -299,9 +299,9 @@ def test_demo_never_replays_into_another_data_dirs_worker(tmp_path: Path) -> Non
     started = cli("worker", "start")
     assert started.returncode == 0, started.stdout + started.stderr
     try:
+        # The demo's data dir gets its own worker on a free port; the user's is left alone.
         done = demo(tmp_path, "--port", str(port))
-        assert done.returncode == 1, done.stdout + done.stderr
-        assert "for another data dir" in done.stderr, done.stderr
+        assert done.returncode == 0, done.stdout + done.stderr
         status = json.loads(cli("status", "--json").stdout)
         assert status["counts"]["sessions"] == 0, status
         assert cli("worker", "status", "--json").stdout.count('"running": true') == 1

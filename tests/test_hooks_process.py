@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_mem import __version__
+from claude_mem import __version__, paths
 from claude_mem.hooks.command import event_arg
 from tests.net import DeadPort, free_port, worker_pids
 from tests.polling import wait_until
@@ -283,7 +283,9 @@ class FakeWorker:
                 fake.requests.append((self.command, self.path, body))
                 path = self.path.split("?", 1)[0]
                 if path == "/api/health":
-                    data = json.dumps({"pid": os.getpid(), "version": __version__, "ready": True})
+                    ident = paths.data_dir_id()  # the hooks' own data dir: "ours"
+                    data = json.dumps({"pid": os.getpid(), "version": __version__,
+                                       "ready": True, "data_dir_id": ident})  # fmt: skip
                     self._send(200, data.encode(), "application/json")
                 elif path == "/api/context/session-start":
                     data = json.dumps({"context": fake.context, "terminal": fake.terminal,
@@ -587,6 +589,26 @@ def test_bad_input_never_crashes(fake: FakeWorker, env: dict[str, str], data_dir
     assert "payload over 16 MiB dropped" in log_text(data_dir)
     assert fake.ingest() == []
     assert not (data_dir / "state" / "capture-broken").exists()
+
+
+def test_a_data_dir_that_is_a_file_keeps_hooks_silent(
+    fake: FakeWorker, env: dict[str, str], tmp_path: Path
+) -> None:
+    not_a_dir = tmp_path / "memory"
+    not_a_dir.write_text("")
+    broken = {**env, "CLAUDE_MEM_DATA_DIR": str(not_a_dir), "CLAUDE_MEM_HOOK_TIMEOUT_MS": "500"}
+    for event, payload in (
+        ("session-start", {"session_id": "s-1", "cwd": "/home/dev/proj"}),
+        ("post-tool-use", {**CLAUDE_TOOL, "tool_response": "ok"}),
+    ):
+        done = hook("claude-code", event, payload, broken)
+        assert (done.returncode, done.stderr) == (0, b""), done.stderr
+        via_cli = subprocess.run(
+            [str(CLI), "hook", "claude-code", event], input=json.dumps(payload).encode(),
+            env=broken, capture_output=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert (via_cli.returncode, via_cli.stderr) == (0, b""), via_cli.stderr
+    assert not_a_dir.read_text() == ""
 
 
 def test_invalid_utf8_is_replaced_not_fatal(fake: FakeWorker, env: dict[str, str]) -> None:

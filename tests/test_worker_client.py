@@ -215,3 +215,16 @@ def test_hook_path_imports_stay_light() -> None:
     heavy = {"typing", "dataclasses", "socket", "http", "http.client", "urllib.request"}
     heavy |= {"subprocess", "asyncio", "starlette", "uvicorn", "msgspec", "sqlite3", "contextlib"}
     assert not loaded & heavy, sorted(loaded & heavy)
+
+
+def test_snippet_makes_an_html_page_one_short_line() -> None:
+    from claude_mem.worker.client import snippet
+
+    page = b"<html>\n<head><title>Error</title></head>\n<body><h1>Not\n  Found</h1>" + b"x " * 500
+    line = snippet(page)
+    assert line.startswith("Error Not Found x x")
+    assert "\n" not in line
+    assert "<" not in line
+    assert len(line) <= 120
+    assert line.endswith("…")
+    assert snippet("short") == "short"

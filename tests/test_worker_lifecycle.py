@@ -227,10 +227,10 @@ def test_port_taken_by_another_program(env: Env) -> None:
 
 def test_status_and_stop_when_not_running(env: Env) -> None:
     status = env.cli("worker", "status")
-    assert status.returncode == 0
-    assert "not running" in status.stdout
+    assert status.returncode == 1  # like `systemctl status`: scripts can test it
+    assert f"worker not running for {env.data_dir}" in status.stdout
     as_json = env.cli("worker", "status", "--json")
-    assert as_json.returncode == 0
+    assert as_json.returncode == 1
     assert json.loads(as_json.stdout)["running"] is False
 
 
@@ -402,3 +402,186 @@ def test_stop_is_prompt_with_an_event_stream_open(env: Env) -> None:
     stderr = lifecycle.stderr_log_path()
     assert "Traceback" not in (stderr.read_text() if stderr.exists() else "")
     assert "[worker] stopped" in env.log_text()
+
+
+def _dir_env(root: Path, port: int) -> Env:
+    env = Env(root, port)
+    env.vars.update(
+        CLAUDE_MEM_DATA_DIR=str(root),
+        CLAUDE_MEM_WORKER_PORT=str(port),
+        CLAUDE_MEM_EMBEDDING_MODEL="none",
+    )
+    return env
+
+
+def _sessions(data_dir: Path) -> list[str]:
+    path = data_dir / "claude-mem.db"
+    if not path.exists():
+        return []
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return [row[0] for row in conn.execute("SELECT host_session_id FROM sessions")]
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def two_dirs(tmp_path: Path) -> Iterator[tuple[Env, Env]]:
+    """Data dirs A and B configured with the same port; afterwards no worker of either lives."""
+    port = free_port()
+    a, b = _dir_env(tmp_path / "a", port), _dir_env(tmp_path / "b", port)
+    yield a, b
+    for env in (a, b):
+        env.cli("worker", "stop", timeout=30)
+    leaked = worker_pids(a.data_dir) + worker_pids(b.data_dir)
+    for pid in leaked:
+        os.kill(pid, signal.SIGKILL)
+    assert not leaked, f"worker processes leaked: {leaked}"
+
+
+def test_each_data_dir_gets_its_own_worker_and_sees_the_other_as_foreign(
+    two_dirs: tuple[Env, Env], tmp_path: Path
+) -> None:
+    from tests.test_hooks_process import base_env, hook
+
+    a, b = two_dirs
+    a_pid = a.start()
+    # B has no worker: the one on the port is A's, and B's CLI says so instead of using it.
+    status = b.cli("worker", "status")
+    assert status.returncode == 1, status.stdout
+    foreign = (
+        f"is served by the claude-mem worker for {a.data_dir} (pid {a_pid}), not for {b.data_dir}"
+    )
+    assert foreign in status.stdout
+    as_json = json.loads(b.cli("worker", "status", "--json").stdout)
+    assert as_json["running"] is False
+    assert foreign in as_json["problem"]
+    doctor = b.cli("doctor", "--json")
+    assert doctor.returncode == 1
+    worker_check = next(c for c in json.loads(doctor.stdout) if c["check"] == "worker")
+    assert worker_check["status"] == "fail"
+    assert foreign in worker_check["detail"]
+    assert "CLAUDE_MEM_WORKER_PORT" in worker_check["detail"]
+    # A hook of B (not session start: no probe first) meets A's worker, which refuses B's
+    # token; it starts B's own worker on a free port and stores into B.
+    home = tmp_path / "home"
+    home.mkdir()
+    hook_env = base_env(b.data_dir, b.port, home)
+    hook_env["CLAUDE_MEM_EMBEDDING_MODEL"] = "none"
+    prompt = {"session_id": "in-b", "cwd": str(tmp_path), "prompt": "remember this in B"}
+    done = hook("claude-code", "user-prompt-submit", prompt, hook_env)
+    assert (done.returncode, done.stderr) == (0, b""), done.stderr
+    b_info = lifecycle_info(b)
+    assert b_info["pid"] != a_pid
+    assert b_info["port"] != b.port
+    assert wait_until(lambda: _sessions(b.data_dir) == ["in-b"])
+    assert _sessions(a.data_dir) == []
+    # Every client of B now finds B's worker through B's pid file.
+    status = b.cli("worker", "status")
+    assert status.returncode == 0, status.stdout
+    assert f"pid {b_info['pid']}, port {b_info['port']}" in status.stdout
+    assert foreign in status.stdout  # and it says why it is not on the configured port
+    doctor = b.cli("doctor", "--json")
+    worker_check = next(c for c in json.loads(doctor.stdout) if c["check"] == "worker")
+    assert worker_check["status"] == "ok", worker_check
+    assert str(b.data_dir) in worker_check["detail"]
+    start = hook("claude-code", "session-start", {"session_id": "s2", "cwd": str(tmp_path)},
+                 hook_env)  # fmt: skip
+    assert (start.returncode, start.stderr) == (0, b""), start.stderr
+    done = hook("claude-code", "user-prompt-submit", {**prompt, "session_id": "s2"}, hook_env)
+    assert (done.returncode, done.stderr) == (0, b""), done.stderr
+    assert wait_until(lambda: sorted(_sessions(b.data_dir)) == ["in-b", "s2"])
+    # restart replaces B's worker only; A's keeps running, untouched.
+    restart = b.cli("worker", "restart")
+    assert restart.returncode == 0, restart.stderr
+    assert f"worker stopped (pid {b_info['pid']})" in restart.stdout
+    assert reported_pid(restart.stdout.split("\n", 1)[1]) not in (a_pid, b_info["pid"])
+    health = a.health()
+    assert health is not None
+    assert health["pid"] == a_pid
+    assert a.cli("worker", "status").returncode == 0
+
+
+def lifecycle_info(env: Env) -> dict[str, object]:
+    info = json.loads((env.data_dir / "worker.pid").read_text())
+    assert isinstance(info, dict)
+    return info
+
+
+class HtmlErrors:
+    """A foreign web server on loopback: every request gets a multi-line HTML error page."""
+
+    PAGE = (
+        b"<!DOCTYPE html>\n<html>\n<head><title>Error response</title></head>\n<body>\n"
+        b"<h1>Not   Found</h1>\n<p>Nothing matches the given URI.</p>\n"
+        + b"<p>"
+        + b"filler " * 200
+        + b"</p>\n</body>\n</html>\n"
+    )
+
+    def __init__(self, port: int, status: int) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        page, code = self.PAGE, status
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def _answer(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                self.send_response(code)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+            do_GET = do_POST = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+
+@pytest.mark.parametrize("status", [404, 500])
+def test_a_foreign_web_server_on_the_port_is_named_in_one_line(
+    env: Env, tmp_path: Path, status: int
+) -> None:
+    from tests.test_hooks_process import base_env, hook
+
+    server = HtmlErrors(env.port, status)
+    try:
+        shown = env.cli("worker", "status")
+        assert shown.returncode == 1
+        assert "something else (not a claude-mem worker) answers on" in shown.stdout
+        assert f"HTTP {status}: Error response Not Found Nothing matches" in shown.stdout
+        start = env.cli("worker", "start")
+        assert start.returncode == 1
+        assert start.stderr.count("\n") == 1, start.stderr
+        assert "something else" in start.stderr
+        assert "CLAUDE_MEM_WORKER_PORT" in start.stderr
+        home = tmp_path / "home"
+        home.mkdir()
+        hook_env = base_env(env.data_dir, env.port, home)
+        hook_env["CLAUDE_MEM_HOOK_FAIL_LOUD_THRESHOLD"] = "1"
+        tool = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "PostToolUse",
+                "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": "ok",
+                "tool_use_id": "t1"}  # fmt: skip
+        done = hook("claude-code", "post-tool-use", tool, hook_env)
+        assert done.returncode == 2
+        line = done.stderr.decode()
+        assert line.count("\n") == 1, line
+        assert line.endswith("run `claude-mem doctor`\n"), line
+        assert "<" not in line
+        assert "filler filler" not in line.split("…")[-1]
+        assert f"HTTP {status}: Error response Not Found" in line
+        assert "something else (not a claude-mem worker)" in line
+        assert len(line) < 700
+    finally:
+        server.close()
+    assert worker_pids(env.data_dir) == []

@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from claude_mem import __version__
+from claude_mem import __version__, paths
 
 # command name -> (module under claude_mem.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -66,7 +66,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        # Processes an agent runs answer it their own way: hooks stay silent, MCP tools fail.
+        if args.module not in ("hook", "mcp"):
+            paths.check_data_dir()
         return int(_command_module(args.module).run(args) or 0)
+    except paths.DataDirError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

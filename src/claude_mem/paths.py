@@ -15,22 +15,50 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
+class DataDirError(NotADirectoryError):
+    """The data dir (or a folder above it) exists but is not a directory: nothing can work."""
+
+
 def data_dir() -> Path:
     """The data directory (not created; see ensure_data_dir)."""
     raw = os.environ.get(DATA_DIR_ENV, "").strip() or DEFAULT_DATA_DIR
     return Path(os.path.expanduser(raw)).absolute()
 
 
+def data_dir_id() -> str:
+    """A short digest of the resolved data dir: how a worker says whose memory it serves
+    without publishing the path on its unauthenticated health route."""
+    import hashlib  # noqa: PLC0415 - only the worker and its launchers need it
+
+    return hashlib.sha256(str(data_dir().resolve()).encode()).hexdigest()[:16]
+
+
+def check_data_dir() -> Path:
+    """The data dir; DataDirError if it, or the nearest existing folder above it, is a file."""
+    path = data_dir()
+    existing = path
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        where = "" if existing == path else f" ({existing} is not a directory)"
+        raise DataDirError(f"data dir {path} is not a directory{where}")
+    return path
+
+
 def ensure_dir(path: Path) -> Path:
     """Create a private directory (0700) with its parents; tighten it if it already exists."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    try:
+        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        check_data_dir()  # the usual cause, named as such
+        raise DataDirError(f"{path} is not a directory") from None
     if path.stat().st_mode & 0o077:
         path.chmod(DIR_MODE)
     return path
 
 
 def ensure_data_dir() -> Path:
-    return ensure_dir(data_dir())
+    return ensure_dir(check_data_dir())
 
 
 def db_path() -> Path:

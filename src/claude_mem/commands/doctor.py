@@ -39,13 +39,17 @@ def checks() -> list[dict[str, str]]:
         status = "ok" if writable and mode == paths.DIR_MODE else "warn"
         add("data dir", status if writable else "fail", f"{directory} (mode {mode:o})")
     except OSError as exc:
-        add("data dir", "fail", f"{directory}: {exc.strerror}")
+        add(
+            "data dir", "fail", str(exc) if exc.strerror is None else f"{directory}: {exc.strerror}"
+        )
         return found
 
     loaded = settings.load()
     if loaded.problems:
         for problem in loaded.problems:
             add("settings", "fail", problem)
+    elif not paths.settings_path().exists():
+        add("settings", "ok", f"{paths.settings_path()} absent; defaults apply")
     else:
         add("settings", "ok", f"{paths.settings_path()} valid")
     for key in sorted(loaded.unknown):
@@ -73,6 +77,7 @@ def checks() -> list[dict[str, str]]:
             add("queue", "warn" if counts["dead"] else "ok", detail)
     except (SchemaError, sqlite3.DatabaseError, OSError) as exc:
         add("database", "fail", str(exc))
+    add(*_worker(loaded))
     add(*_embeddings(loaded))
     chain = list(
         dict.fromkeys(
@@ -92,6 +97,40 @@ def checks() -> list[dict[str, str]]:
         "compression", "warn" if warning else "ok", warning or f"provider chain {' → '.join(chain)}"
     )
     return found
+
+
+def _worker(loaded: Settings) -> tuple[str, str, str]:
+    """The worker this data dir's CLI and hooks would talk to: ours, same version, our token."""
+    from claude_mem import __version__, paths
+    from claude_mem.worker import lifecycle
+    from claude_mem.worker.client import WorkerUnavailable, request
+    from claude_mem.worker.token import read_token
+
+    found = lifecycle.lookup(loaded)
+    worker = found.ours
+    if worker is None:
+        problem = found.problem()
+        if problem:
+            return "worker", "fail", problem
+        return "worker", "ok", f"not running (port {found.port}); hooks start it on demand"
+    where = f"pid {worker.pid}, port {worker.port}, version {worker.version}"
+    try:
+        answer = request("GET", "/api/openapi.json", port=worker.port, host=worker.host,
+                         token=read_token(), timeout=5)  # fmt: skip
+    except WorkerUnavailable as exc:
+        return "worker", "fail", f"{where}: stopped answering ({exc})"
+    if answer.status in (401, 403):
+        return (
+            "worker",
+            "fail",
+            (
+                f"{where}: refuses the token in {paths.data_dir() / 'worker.token'}; "
+                "`claude-mem worker restart`"
+            ),
+        )
+    if worker.version != __version__:
+        return "worker", "warn", f"{where}; installed {__version__}: `claude-mem worker restart`"
+    return "worker", "ok", f"{where}, serves {paths.data_dir()}"
 
 
 def _embeddings(loaded: Settings) -> tuple[str, str, str]:

@@ -79,5 +79,22 @@ def run(args: argparse.Namespace) -> int:
     if result["orphans"]:
         print(f"{result['orphans']} record(s) skipped: their session was not in the input")
     if sum(imported.values()):
-        print("The worker embeds the new rows for semantic search in the background.")
+        print(_embedding_note())
     return 0
+
+
+def _embedding_note() -> str:
+    """Who embeds the new rows: this data dir's worker, never one that serves another."""
+    from claude_mem.worker import lifecycle
+
+    found = lifecycle.lookup()
+    if found.ours is not None:
+        return (
+            f"The worker (pid {found.ours.pid}) embeds the new rows for semantic search "
+            "in the background."
+        )
+    problem = found.problem()
+    return (
+        "No worker runs for this data dir: the new rows are embedded for semantic search "
+        "once it starts (`claude-mem worker start`)." + (f"\n{problem}" if problem else "")
+    )

@@ -18,16 +18,29 @@ def collect() -> dict[str, object]:
     pauses = control.pauses()
     with open_database() as db:
         conn = db.read()
+        sizes = stats.file_bytes(db.path)
         return {
             "data_dir": str(paths.data_dir()),
             "database": str(db.path),
-            "database_bytes": db.path.stat().st_size,
+            "database_bytes": sum(sizes.values()),
+            "database_files": sizes,
             **stats.snapshot(conn),
             "projects": [project["name"] for project in stats.projects(conn)],
             "mode": settings.load().get_str("CLAUDE_MEM_MODE"),
             "paused_all": pauses["all"] is not None,
             "paused_sessions": sorted(pauses["sessions"]),  # type: ignore[arg-type]
+            "worker": _worker(),
         }
+
+
+def _worker() -> dict[str, object]:
+    """Whether this data dir's worker runs (pid, port), or what holds its port instead."""
+    from claude_mem.worker import lifecycle
+
+    found = lifecycle.lookup()
+    if found.ours is None:
+        return {"running": False, "port": found.port, "problem": found.problem()}
+    return {"running": True, "pid": found.ours.pid, "port": found.ours.port}
 
 
 def _capture_line(info: dict[str, object]) -> str:
@@ -47,6 +60,14 @@ def _capture_line(info: dict[str, object]) -> str:
     return line
 
 
+def _worker_line(worker: object) -> str:
+    assert isinstance(worker, dict)
+    if worker["running"]:
+        return f"running, pid {worker['pid']}, port {worker['port']}"
+    line = f"not running (port {worker['port']}; hooks start it, or `claude-mem worker start`)"
+    return line + (f"; {worker['problem']}" if worker["problem"] else "")
+
+
 def run(args: argparse.Namespace) -> int:
     info = collect()
     if args.json:
@@ -57,7 +78,13 @@ def run(args: argparse.Namespace) -> int:
     assert isinstance(counts, dict)
     assert isinstance(queue, dict)
     print(f"data dir      {info['data_dir']}")
-    print(f"database      {info['database']} ({info['database_bytes']:,} bytes)")
+    sizes = info["database_files"]
+    assert isinstance(sizes, dict)
+    print(
+        f"database      {info['database']} ({info['database_bytes']:,} bytes, "
+        f"of which {sizes['wal']:,} in the WAL)"
+    )
+    print(f"worker        {_worker_line(info['worker'])}")
     print(
         f"memory        {counts['sessions']} sessions, {counts['user_prompts']} prompts, "
         f"{counts['observations']} observations, {counts['session_summaries']} summaries"

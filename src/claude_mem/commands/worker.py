@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from claude_mem.worker.lifecycle import WorkerInfo
 
 START_WAIT_S = 10.0
 
@@ -20,6 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["start", "stop", "restart", "status", "run"],
         help="start/stop/restart the background worker, show its status, "
         "or run it in the foreground",
+    )
+    parser.epilog = (
+        "Each data dir (CLAUDE_MEM_DATA_DIR) has its own worker; when another data dir's "
+        "worker holds CLAUDE_MEM_WORKER_PORT, this one listens on a free port, recorded in "
+        "worker.pid. `status` exits 0 when this data dir's worker answers and 1 when it "
+        "does not (not running, or something else holds the port)."
     )
     parser.add_argument("--json", action="store_true", help="status: machine-readable JSON")
     parser.add_argument("--port", type=_port, help="run: port (default CLAUDE_MEM_WORKER_PORT)")
@@ -47,15 +57,34 @@ def _start() -> int:
 
     info = lifecycle.ensure_running(wait_s=START_WAIT_S)
     if info is None:
+        problem = lifecycle.lookup().problem()
         print(
-            f"worker did not become healthy within {START_WAIT_S:.0f} s; "
+            f"error: {problem}"
+            if problem
+            else f"worker did not become healthy within {START_WAIT_S:.0f} s; "
             f"see {lifecycle.stderr_log_path()} and `claude-mem logs`",
             file=sys.stderr,
         )
         return 1
     state = "" if info.ready else " (store still opening)"
     print(f"worker running: pid {info.pid}, port {info.port}, version {info.version}{state}")
+    _note_moved(info)
     return 0
+
+
+def _note_moved(info: WorkerInfo) -> None:
+    """Say so when this data dir's worker is not on the configured port, and why."""
+    from claude_mem.worker import lifecycle
+
+    host, port = lifecycle.address()
+    if info.port == port:
+        return
+    health = lifecycle.probe(port, 0.5, host)
+    if health is not None and not lifecycle.is_ours(health):
+        holder = lifecycle.foreign_line(lifecycle.WorkerInfo.from_health(health, port, host))
+        print(f"note: {holder}; this data dir's worker listens on {info.port}")
+    else:
+        print(f"note: CLAUDE_MEM_WORKER_PORT is {port}; `claude-mem worker restart` moves it")
 
 
 def _stop() -> None:
@@ -65,37 +94,41 @@ def _stop() -> None:
     if lifecycle.stop():
         print(f"worker stopped (pid {pid_info['pid'] if pid_info else '?'})")
     else:
-        print("no worker was running")
+        print(f"no worker was running for {lifecycle.paths.data_dir()}")
 
 
 def _status(as_json: bool) -> int:
+    """Exit 0 when this data dir's worker answers, 1 when it does not (`systemctl status`)."""
     import json
 
     from claude_mem.worker import lifecycle
 
-    host, port = lifecycle.address()
-    found = lifecycle.find_running()
-    health = found.health if found else None
+    found = lifecycle.lookup()
     pid_info = lifecycle.read_pid_info()
     alive = pid_info is not None and lifecycle.pid_alive_and_ours(pid_info)
-    if as_json:
-        if health is not None:
-            print(json.dumps({"running": True, **health}, indent=2))
-        else:
-            print(json.dumps({"running": False, "pid": pid_info["pid"] if alive else None}))
-        return 0
-    if health is None:
-        if alive and pid_info is not None:
+    if found.ours is None:
+        problem = found.problem()
+        if as_json:
+            print(json.dumps({"running": False, "pid": pid_info["pid"] if alive else None,
+                              "problem": problem}))  # fmt: skip
+        elif alive and pid_info is not None:
             print(
                 f"worker process {pid_info['pid']} is alive but not answering "
-                f"on {host}:{pid_info.get('port')}"
+                f"on {found.host}:{pid_info.get('port')}"
             )
         else:
-            print(f"worker not running (port {port})")
+            print(f"worker not running for {lifecycle.paths.data_dir()} (port {found.port})")
+        if problem and not as_json:
+            print(problem)
+        return 1
+    health = found.ours.health
+    if as_json:
+        print(json.dumps({"running": True, **health}, indent=2))
         return 0
     ready = "yes" if health.get("ready") else f"no ({health.get('error') or 'store opening'})"
-    print(f"worker    running, pid {health['pid']}, port {health.get('port')}")
+    print(f"worker    running, pid {health['pid']}, port {found.ours.port}")
     print(f"version   {health.get('version')}")
     print(f"uptime    {float(health.get('uptime_s') or 0):.1f} s")
     print(f"ready     {ready}")
+    _note_moved(found.ours)
     return 0

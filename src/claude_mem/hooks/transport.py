@@ -4,7 +4,11 @@ A request that cannot reach the worker (refused, timed out, 5xx, 429) gets exact
 start the worker if it is not running (lifecycle.ensure_running, bounded wait), wait for its
 store to open, and send again. What is left failing is reported to the runner through `error`,
 which counts it (hooks.state). 4xx answers mean the worker is there and said no: logged, not a
-failure, except 401/403 (our token is refused: nothing will ever be captured, so it counts).
+failure, except 401/403 (our token is refused: nothing will ever be captured, so it counts)
+and answers that are not the worker's JSON (another program holds the port).
+
+The port comes from the data dir's pid file first: when another data dir's worker holds the
+configured port, this data dir's worker listens elsewhere, and only the pid file knows where.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from __future__ import annotations
 import json
 from time import monotonic, sleep
 
-from claude_mem.worker.client import Response, WorkerUnavailable, request
+from claude_mem.worker.client import Response, WorkerUnavailable, request, snippet
+from claude_mem.worker.pidfile import recorded_port
 from claude_mem.worker.token import HEADER, read_token
 
 TYPE_CHECKING = False
@@ -30,7 +35,7 @@ class Worker:
         self.settings = settings
         self.timeout = settings.get_int("CLAUDE_MEM_HOOK_TIMEOUT_MS") / 1000
         self.host = settings.get_str("CLAUDE_MEM_WORKER_HOST")
-        self.port = settings.get_int("CLAUDE_MEM_WORKER_PORT")
+        self.port = recorded_port() or settings.get_int("CLAUDE_MEM_WORKER_PORT")
         self.threshold = settings.get_int("CLAUDE_MEM_HOOK_FAIL_LOUD_THRESHOLD")
         self.token = read_token()
         self.error: str | None = None  # why the worker could not be used, once all retries ran
@@ -50,7 +55,7 @@ class Worker:
         else:
             reason = f"no healthy worker within {wait_s:.1f} s"
         if info is None:
-            self.error = f"worker unreachable: {reason}"
+            self.error = snippet(f"worker unreachable: {_obstacle(self.settings) or reason}", 400)
             return False
         self.port = info.port
         self.token = read_token() or self.token
@@ -69,7 +74,7 @@ class Worker:
             if self._recover(error):
                 response, error = self._send(method, path, body)
         if error is not None:
-            self.error = error
+            self.error = snippet(error, 400)  # the fail-loud report is one line
             return None
         self.reached = True
         if response is not None and response.status >= 400:
@@ -92,6 +97,13 @@ class Worker:
         except WorkerUnavailable as exc:
             return None, f"worker unreachable: {exc}"
         status = response.status
+        if status >= 400 and not response.headers.get("content-type", "").startswith(
+            "application/json"
+        ):
+            return response, (
+                f"something else (not a claude-mem worker) answers on {self.host}:{self.port}: "
+                f"HTTP {status}: {_reason(response)}"
+            )
         if status >= 500 or status == 429:
             return response, f"worker answered HTTP {status}: {_reason(response)}"
         if status in (401, 403):
@@ -104,7 +116,10 @@ class Worker:
             fresh = read_token()
             changed = fresh is not None and fresh != self.token
             self.token = fresh or self.token
-            return changed
+            if changed:
+                return True
+            # Same token refused: maybe another data dir's worker holds the port; starting
+            # ours (on a free port if need be) is the one recovery that can help.
         from claude_mem.hooks import state  # noqa: PLC0415 - failure path only
 
         if not state.may_start_worker(self.threshold):
@@ -145,5 +160,15 @@ def _reason(response: Response) -> str:
     except ValueError:
         data = None
     if isinstance(data, dict) and isinstance(data.get("error"), str):
-        return data["error"][:200]
-    return response.body[:200].decode("utf-8", "replace") or "no details"
+        return snippet(data["error"], 200)
+    return snippet(response.body) or "no details"
+
+
+def _obstacle(settings: Settings) -> str | None:
+    """What holds the configured port instead of this data dir's worker, in one line."""
+    from claude_mem.worker import lifecycle  # noqa: PLC0415 - failure path only
+
+    try:
+        return lifecycle.lookup(settings).problem()
+    except Exception:  # diagnosing must never take the hook down
+        return None

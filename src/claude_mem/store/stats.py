@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 from claude_mem.store import queue
@@ -26,6 +28,18 @@ def projects(conn: sqlite3.Connection) -> list[dict[str, Any]]:
            FROM sessions s GROUP BY s.project ORDER BY last_activity DESC"""
     )
     return [dict(row) for row in rows]
+
+
+def file_bytes(db_path: Path) -> dict[str, int]:
+    """The database's size on disk: the main file plus its -wal and -shm (a busy WAL can hold
+    megabytes the main file doesn't show yet)."""
+    sizes = {}
+    for part, suffix in (("db", ""), ("wal", "-wal"), ("shm", "-shm")):
+        try:
+            sizes[part] = os.stat(f"{db_path}{suffix}").st_size
+        except OSError:
+            sizes[part] = 0
+    return sizes
 
 
 def snapshot(conn: sqlite3.Connection) -> dict[str, Any]:

@@ -29,6 +29,28 @@ class Response:
         return json.loads(self.body)
 
 
+SNIPPET_CHARS = 120
+
+
+def snippet(body: bytes | str, limit: int = SNIPPET_CHARS) -> str:
+    """A body as one short line: tags dropped, whitespace collapsed, cut with an ellipsis.
+
+    What a foreign server (an HTML error page) said must fit in one stderr line.
+    """
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    kept, depth = [], 0
+    for char in text[: limit * 64]:  # bounded: a huge page costs no more than a small one
+        if char == "<":
+            depth = 1
+        elif char == ">" and depth:
+            depth = 0
+            kept.append(" ")
+        elif not depth:
+            kept.append(char)
+    line = " ".join("".join(kept).split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
 class _Reader:
     """Buffered reads from one socket, all bounded by the request's deadline."""
 

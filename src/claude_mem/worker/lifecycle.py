@@ -5,7 +5,8 @@ Three files in the data dir, each answering one question:
 - `worker.lock` — is a worker alive? The worker holds an exclusive flock on it for its whole
   life and the kernel drops it when the process dies, however it dies.
 - `worker.pid` — which process, which port? It records the process start time too, so a
-  recycled pid is never mistaken for the worker (and never sent a signal).
+  recycled pid is never mistaken for the worker (and never sent a signal). Clients look for
+  the worker on its port first: another data dir's worker may hold the configured one.
 - `spawn.lock` — is a launcher starting one right now? Created with O_EXCL, so hooks that fire
   together start at most one worker; broken when its owner is dead or after 30 s.
 
@@ -21,7 +22,8 @@ import time
 
 from claude_mem import __version__, paths
 from claude_mem.settings import load as load_settings
-from claude_mem.worker.client import WorkerUnavailable, request
+from claude_mem.worker.client import WorkerUnavailable, request, snippet
+from claude_mem.worker.pidfile import pid_path, read_pid_info
 
 TYPE_CHECKING = False  # `typing` costs ~3 ms of import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -38,10 +40,6 @@ UNCLEAN_MESSAGE = "previous worker did not shut down cleanly"
 # Pids of workers this process started, reaped once they exit so a long-lived launcher
 # leaves no zombies.
 _spawned: list[int] = []
-
-
-def pid_path() -> Path:
-    return paths.data_dir() / "worker.pid"
 
 
 def lock_path() -> Path:
@@ -140,16 +138,6 @@ def _reap(pid: int) -> None:
 
 
 # --- pid file ---------------------------------------------------------------------------------
-
-
-def read_pid_info() -> dict[str, Any] | None:
-    """The pid file's contents, or None if it is missing or unreadable."""
-    try:
-        data = json.loads(pid_path().read_bytes())
-    except (OSError, ValueError):
-        return None
-    pid = data.get("pid") if isinstance(data, dict) else None
-    return data if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
 
 
 def write_pid_info(port: int) -> dict[str, Any]:
@@ -353,16 +341,36 @@ class spawn_lock:
 # --- finding, starting, stopping --------------------------------------------------------------
 
 
-def probe(port: int, timeout: float = 0.5, host: str = "127.0.0.1") -> dict[str, Any] | None:
-    """The worker's /api/health answer, or None if nothing healthy answers on `port`."""
+def _knock(port: int, timeout: float, host: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(health, None) from a claude-mem worker; (None, what answered) from another program;
+    (None, None) when nothing answers on `port`."""
     try:
         response = request("GET", "/api/health", port=port, host=host, timeout=timeout)
+    except WorkerUnavailable as exc:
+        if isinstance(exc.__cause__, ConnectionRefusedError):
+            return None, None
+        return None, f"no HTTP answer: {exc.__cause__ or exc}"
+    try:
         data = json.loads(response.body) if response.status == 200 else None
-    except (WorkerUnavailable, ValueError):
-        return None
+    except ValueError:
+        data = None
     if isinstance(data, dict) and isinstance(data.get("pid"), int) and "version" in data:
-        return data
-    return None
+        return data, None
+    return None, f"HTTP {response.status}: {snippet(response.body) or 'no body'}"
+
+
+def probe(port: int, timeout: float = 0.5, host: str = "127.0.0.1") -> dict[str, Any] | None:
+    """The worker's /api/health answer, or None if nothing healthy answers on `port`."""
+    return _knock(port, timeout, host)[0]
+
+
+def is_ours(health: dict[str, Any]) -> bool:
+    """Whether the worker that gave this /api/health answer serves this data dir."""
+    ident = health.get("data_dir_id")
+    if isinstance(ident, str):
+        return ident == paths.data_dir_id()
+    info = read_pid_info()  # a worker too old to say: ours only if our pid file names it
+    return info is not None and info["pid"] == health.get("pid")
 
 
 def address(settings: Settings | None = None) -> tuple[str, int]:
@@ -371,19 +379,81 @@ def address(settings: Settings | None = None) -> tuple[str, int]:
     return settings.get_str("CLAUDE_MEM_WORKER_HOST"), settings.get_int("CLAUDE_MEM_WORKER_PORT")
 
 
-def find_running(settings: Settings | None = None, timeout: float = 0.5) -> WorkerInfo | None:
-    """The healthy worker on the configured port, or on the pid file's port if it moved."""
+def serving_dir(worker: WorkerInfo) -> str | None:
+    """The data dir another claude-mem worker serves (its cwd, checked against its id)."""
+    try:
+        where = os.readlink(f"/proc/{worker.pid}/cwd")
+    except OSError:
+        return None
+    import hashlib  # noqa: PLC0415
+
+    digest = hashlib.sha256(where.encode()).hexdigest()[:16]
+    return where if digest == worker.health.get("data_dir_id") else None
+
+
+class Lookup:
+    """Who answers for this data dir: its own worker, or what stands in the way on the port."""
+
+    __slots__ = ("foreign", "host", "other", "ours", "port")
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.ours: WorkerInfo | None = None
+        self.foreign: WorkerInfo | None = None  # a claude-mem worker of another data dir
+        self.other: str | None = None  # what a program that is no claude-mem worker answered
+
+    def problem(self) -> str | None:
+        """One line on what answers on the configured port instead of our worker, and the fix."""
+        if self.foreign is not None:
+            return (
+                f"{foreign_line(self.foreign)}; `claude-mem worker start` starts this data "
+                "dir's own worker on a free port, or set CLAUDE_MEM_WORKER_PORT to another "
+                "port for one of them"
+            )
+        if self.other is not None:
+            return (
+                f"something else (not a claude-mem worker) answers on {self.host}:{self.port} "
+                f"({self.other}); set CLAUDE_MEM_WORKER_PORT to a free port "
+                "(claude-mem settings set CLAUDE_MEM_WORKER_PORT <port>)"
+            )
+        return None
+
+
+def foreign_line(worker: WorkerInfo) -> str:
+    """`port P is served by the claude-mem worker for A (pid N), not for B`."""
+    theirs = serving_dir(worker) or (
+        f"another data dir (id {worker.health.get('data_dir_id') or 'unknown'})"
+    )
+    return (
+        f"port {worker.port} is served by the claude-mem worker for {theirs} "
+        f"(pid {worker.pid}), not for {paths.data_dir()}"
+    )
+
+
+def lookup(settings: Settings | None = None, timeout: float = 0.5) -> Lookup:
+    """This data dir's worker, on the port its pid file records or the configured one; else
+    what answers on the configured port instead."""
     host, port = address(settings)
-    health = probe(port, timeout, host)
-    if health is not None:
-        return WorkerInfo.from_health(health, port, host)
+    found = Lookup(host, port)
     info = read_pid_info()
-    other = info.get("port") if info else None
-    if info and isinstance(other, int) and other != port and pid_alive_and_ours(info):
-        health = probe(other, timeout, host)
-        if health is not None:
-            return WorkerInfo.from_health(health, other, host)
-    return None
+    recorded = info.get("port") if info and pid_alive_and_ours(info) else None
+    for candidate in dict.fromkeys((recorded, port)):
+        if not isinstance(candidate, int) or isinstance(candidate, bool) or candidate <= 0:
+            continue
+        health, other = _knock(candidate, timeout, host)
+        if health is not None and is_ours(health):
+            found.ours = WorkerInfo.from_health(health, candidate, host)
+            return found
+        if candidate == port:
+            found.other = other
+            if health is not None:
+                found.foreign = WorkerInfo.from_health(health, candidate, host)
+    return found
+
+
+def find_running(settings: Settings | None = None, timeout: float = 0.5) -> WorkerInfo | None:
+    """This data dir's healthy worker (never another data dir's), or None."""
+    return lookup(settings, timeout).ours
 
 
 def _spawn(host: str, port: int) -> int:
@@ -453,10 +523,10 @@ def ensure_running(settings: Settings | None = None, *, wait_s: float = 5.0) -> 
     """
     settings = settings or load_settings()
     host, port = address(settings)
-    health = probe(port, 0.5, host)
-    if health is not None:
-        if not _should_replace(health):
-            return WorkerInfo.from_health(health, port, host)
+    found = find_running(settings)
+    if found is not None:
+        if not _should_replace(found.health):
+            return found
         stop()
     for pid in list(_spawned):
         _child_exited(pid)

@@ -23,6 +23,7 @@ from claude_mem.worker import lifecycle
 # launcher's momentary probe of it, short enough that a duplicate exits at once.
 LOCK_WAIT_S = 0.5
 GRACEFUL_SHUTDOWN_S = 10
+OCCUPANT_PROBE_S = 3.0  # a busy machine: the other worker may still be importing its stack
 
 
 class _StopBeforeServing(Exception):
@@ -47,6 +48,30 @@ def bind(host: str, port: int) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+def _bind_own(host: str, port: int) -> socket.socket:
+    """Listen on `port`; if another data dir's claude-mem worker holds it, on a free port.
+
+    One worker per data dir: the pid file publishes the port taken, and this data dir's
+    clients read it there, so neither memory ever reaches the other's worker.
+    """
+    try:
+        return bind(host, port)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE or not port:
+            raise
+        health = lifecycle.probe(port, OCCUPANT_PROBE_S, host)
+        if health is None or lifecycle.is_ours(health):
+            raise
+        foreign = lifecycle.WorkerInfo.from_health(health, port, host)
+        sock = bind(host, 0)
+        taken = sock.getsockname()[1]
+        line = f"{lifecycle.foreign_line(foreign)}; this data dir's worker listens on {taken}"
+        with contextlib.suppress(OSError):
+            print(f"claude-mem worker: {line}", file=sys.stderr, flush=True)
+        log.warn("worker", "configured port serves another data dir", port=port, listening=taken)
+        return sock
 
 
 def run(port: int | None = None, host: str | None = None) -> int:
@@ -75,6 +100,9 @@ def run(port: int | None = None, host: str | None = None) -> int:
         return _run_locked(settings, host, port)
     except _StopBeforeServing:
         return 0
+    except paths.DataDirError as exc:
+        print(f"claude-mem worker: error: {exc}", file=sys.stderr)
+        return 1
     finally:
         if lock_fd is not None:
             os.close(lock_fd)
@@ -89,7 +117,7 @@ def _run_locked(settings: Settings, host: str, port: int) -> int:
             lifecycle.note_unclean_exit(previous)
         lifecycle.pid_path().unlink(missing_ok=True)
     try:
-        sock = bind(host, port)
+        sock = _bind_own(host, port)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             problem = f"port {port} on {host} is already in use by another program"

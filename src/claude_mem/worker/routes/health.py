@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from claude_mem import log
+from claude_mem import log, paths
 from claude_mem.worker.api import ApiError, Call, Endpoint
 
 
@@ -20,6 +20,7 @@ class Health(msgspec.Struct):
     uptime_s: float
     ready: bool
     error: str | None
+    data_dir_id: str  # paths.data_dir_id(): which memory this worker serves, without the path
 
 
 class Readiness(msgspec.Struct):
@@ -37,6 +38,7 @@ def health(call: Call) -> Health:
         uptime_s=round(time.time() - state.started_at, 3),
         ready=state.ready,
         error=state.error,
+        data_dir_id=paths.data_dir_id(),
     )
 
 
