@@ -13,6 +13,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from claude_mem.mcp.tools import format_search
 from claude_mem.store.db import open_database
 from claude_mem.store.observations import NewObservation, insert_observation
 from claude_mem.store.sessions import ensure_session
@@ -210,3 +211,9 @@ def test_worker_that_cannot_start_is_a_tool_error(tmp_path: Path) -> None:
     for result in results:
         assert result.is_error
         assert "worker is not running and could not be started" in text_of(result)
+
+
+def test_counts_use_the_right_noun() -> None:
+    hit = {"id": 3, "kind": "observation", "type": "bugfix", "title": "Fix it", "time": 0}
+    assert format_search({"hits": [hit]}, "fix").startswith("1 result for 'fix':")
+    assert format_search({"hits": [hit, {**hit, "id": 4}]}, "fix").startswith("2 results for")

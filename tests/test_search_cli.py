@@ -60,10 +60,11 @@ def test_table_output_and_errors(
     assert cli.main(["search", "parse_config_value"]) == 0
     out = capsys.readouterr().out
     for part in (str(obs_id), "bugfix", "Fix parse_config_value crash", "2023-11-14 22:13",
-                 "proj", "src/conf/loader.py", "fulltext search via the store"):  # fmt: skip
+                 "proj", "src/conf/loader.py",
+                 "1 result, fulltext search via the store"):  # fmt: skip
         assert part in out
     assert cli.main(["search", "zzzqqq"]) == 0
-    assert capsys.readouterr().out.startswith("No results")
+    assert capsys.readouterr().out.startswith("No results (0 results, ")
     assert cli.main(["search", "x", "--since", "yesterday"]) == 2
     assert "not a date" in capsys.readouterr().out
     assert cli.main(["search", "x", "--limit", "0"]) == 2

@@ -369,7 +369,7 @@ def test_bad_anchor(text: str) -> None:
 def test_index_and_semantic_text(fx: Fixture) -> None:
     result = fx.searcher().search("config")
     text = index_text("config", result)
-    assert text.startswith(f'Found {len(result.hits)} result(s) for "config" (full text only)')
+    assert text.startswith(f'Found {len(result.hits)} results for "config" (full text only)')
     assert f"| #{fx.exact} | 22:13 | bugfix | Fix parse_config_value crash on empty env |" in text
     assert f"#S{fx.summary}" in text
     assert "### Nov 14, 2023" in text

@@ -87,7 +87,7 @@ def test_search_filters_paging_and_text(worker: RunningWorker) -> None:
     late = get(worker, "/api/search", query="cache", since=str(T0 + 45_000), until="2030-01-01")
     assert {h["kind"] for h in late["hits"]} == {"summary", "observation"}
     text = get(worker, "/api/search", query="parse_config_value", format="text")["text"]
-    assert text.startswith('Found 1 result(s) for "parse_config_value"')
+    assert text.startswith('Found 1 result for "parse_config_value"')
 
 
 def test_timeline_by_anchor_session_and_query(worker: RunningWorker) -> None:

@@ -13,6 +13,8 @@ import time
 from typing import Any
 from urllib.parse import urlencode
 
+from claude_mem.text import counted
+
 FIELDS = ("id", "kind", "type", "title", "time", "project", "files")
 
 
@@ -100,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(found, indent=2, ensure_ascii=False))
         return 0
     hits = found["hits"]
-    note = f"{len(hits)} result(s), {found['mode']} search via the {found['source']}"
+    note = f"{counted(len(hits), 'result')}, {found['mode']} search via the {found['source']}"
     if not hits:
         print(f"No results ({note}).")
         return 0

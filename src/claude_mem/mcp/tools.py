@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
+from claude_mem.text import counted
 from claude_mem.worker import lifecycle
 from claude_mem.worker.client import Response, WorkerUnavailable, request
 from claude_mem.worker.token import read_token
@@ -159,7 +160,7 @@ def format_search(data: Any, query: str) -> str:
     label = f" ({mode})" if mode else ""
     if not hits:
         return f"No memory matches {query!r}{label}. Try fewer or different words, or no filters."
-    lines = [f"{len(hits)} result(s) for {query!r}{label}:"]
+    lines = [f"{counted(len(hits), 'result')} for {query!r}{label}:"]
     lines += [index_line(hit) for hit in hits]
     obs_ids = [str(h["id"]) for h in hits if (h.get("kind") or "observation") == "observation"]
     if obs_ids:

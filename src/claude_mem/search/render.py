@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterable
 
 from claude_mem.search.hybrid import Hit, SearchResult, Timeline
-from claude_mem.text import shorten
+from claude_mem.text import counted, shorten
 
 QUERY_SHOWN = 80  # characters of the query echoed back
 HEADER = "| ID | Time | Type | Title | Tokens |"
@@ -55,7 +55,7 @@ def index_text(query: str, result: SearchResult, offset: int = 0) -> str:
     if not result.hits:
         return f'No results for "{shown}" ({MODE_NOTE[result.mode]}).'
     lines = [
-        f'Found {len(result.hits)} result(s) for "{shown}" ({MODE_NOTE[result.mode]})'
+        f'Found {counted(len(result.hits), "result")} for "{shown}" ({MODE_NOTE[result.mode]})'
         + (f", from #{offset + 1}" if offset else "")
         + ("; more with a higher offset" if result.has_more else ""),
         *_table(result.hits),
