@@ -11,6 +11,7 @@ from claude_mem import cli, settings
 from claude_mem.hooks import handlers
 from claude_mem.hooks.event import HookEvent
 from claude_mem.store import Database
+from claude_mem.store.summaries import NewSummary, insert_summary
 from claude_mem.worker.client import Response
 from tests.store_helpers import observation, session
 from tests.worker_fixtures import running_worker
@@ -68,6 +69,41 @@ def test_table_output_and_errors(
     assert cli.main(["search", "x", "--since", "yesterday"]) == 2
     assert "not a date" in capsys.readouterr().out
     assert cli.main(["search", "x", "--limit", "0"]) == 2
+
+
+LONG_FILES = [
+    "src/claude_mem/pipeline/providers/openai_compatible_streaming_adapter.py",
+    "tests/fixtures/agent-hooks/claude-code-2.1.332-with-a-long-name.jsonl",
+    "docs/architecture/search-and-ranking.md",
+]
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_table_fits_the_terminal_and_never_splits_a_path(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    columns: int,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", "1")
+    monkeypatch.setenv("COLUMNS", str(columns))
+    db = Database()
+    sid = session(db, "s-1", project="a-project-with-a-rather-long-name")
+    title = "Streaming adapter " + "retries the request when the upstream closes early " * 4
+    observation(db, sid, project="a-project-with-a-rather-long-name", title=title,
+                files_modified=LONG_FILES, created_at=T0)  # fmt: skip
+    with db.write() as conn:
+        insert_summary(conn, NewSummary(sid, "p", request="Streaming adapter " + "why? " * 400))
+    assert cli.main(["search", "streaming adapter"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= columns, "\n".join(lines)
+    assert len(lines) == 1 + 3 + 2  # heading, observation + its files, summary, blank, note
+    assert lines[1].endswith("…")  # long text: one line, cut
+    assert lines[3].endswith("…")
+    for word in " ".join(lines).split():
+        if "/" in word:  # every path shown is whole, or its end after "…"
+            path = word.rstrip(",")
+            assert path in LONG_FILES or any(
+                f.endswith(path.removeprefix("…")) for f in LONG_FILES
+            ), path
 
 
 def test_through_a_running_worker(

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import time
 from typing import Any
 from urllib.parse import urlencode
 
-from claude_mem.text import counted
+from claude_mem.text import counted, shorten
 
 FIELDS = ("id", "kind", "type", "title", "time", "project", "files")
 
@@ -106,16 +107,63 @@ def run(args: argparse.Namespace) -> int:
     if not hits:
         print(f"No results ({note}).")
         return 0
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(show_lines=False, caption=note)
-    for column in ("ID", "Type", "Title", "Time (UTC)", "Project", "Files"):
-        table.add_column(column, overflow="fold")
-    for hit in hits:
-        table.add_row(
-            _label(hit), hit["type"], hit["title"], _when(hit["time"]), hit["project"],
-            ", ".join(hit["files"]),
-        )  # fmt: skip
-    Console(highlight=False).print(table)
+    print("\n".join([*table_lines(hits, shutil.get_terminal_size().columns), "", note]))
     return 0
+
+
+# --- the table ------------------------------------------------------------------------------
+
+GAP = "  "
+HEADINGS = ("ID", "Type", "Time (UTC)", "Project", "Title")
+NARROW = 10  # no column is squeezed below this
+FILES_INDENT = "    "
+
+
+def _fit(text: str, width: int) -> str:
+    """`text` in exactly `width` columns: cut at a word with '…' when longer, padded."""
+    return shorten(text, width).ljust(width)
+
+
+def _left(path: str, width: int) -> str:
+    """A path shortened from the left ('…/conf/loader.py'): the file name matters most."""
+    if len(path) <= width:
+        return path
+    tail = path[len(path) - width + 1 :]
+    cut = tail.find("/")
+    return "…" + (tail[cut:] if 0 <= cut < len(tail) - 1 else tail)
+
+
+def files_line(files: list[str], width: int) -> str:
+    """The hit's files on one line under it; paths whole (or shortened from the left), never
+    split, and "+N more" for those that don't fit."""
+    room = width - len(FILES_INDENT)
+    shown: list[str] = []
+    for index, path in enumerate(files):
+        more = f" +{len(files) - index - 1} more" if index < len(files) - 1 else ""
+        used = len(", ".join(shown))
+        fits = room - used - (2 if shown else 0) - len(more)
+        if not shown:
+            shown.append(_left(path, max(NARROW, fits)))
+        elif len(path) <= fits:
+            shown.append(path)
+        else:
+            return FILES_INDENT + ", ".join(shown) + f" +{len(files) - index} more"
+    return FILES_INDENT + ", ".join(shown)
+
+
+def table_lines(hits: list[dict[str, Any]], width: int) -> list[str]:
+    """The hits as a table `width` columns wide: one line per hit (long text cut with '…'),
+    then its files on a second line; the title takes whatever the other columns leave."""
+    rows = [(_label(h), h["type"], _when(h["time"]), h["project"], h["title"]) for h in hits]
+    caps = (12, 12, 16, max(NARROW, width // 6))
+    widths = [
+        min(cap, max(len(HEADINGS[i]), *(len(row[i]) for row in rows)))
+        for i, cap in enumerate(caps)
+    ]
+    widths.append(max(NARROW, width - sum(widths) - len(GAP) * len(widths)))
+    lines = [GAP.join(_fit(h, w) for h, w in zip(HEADINGS, widths, strict=True)).rstrip()]
+    for hit, row in zip(hits, rows, strict=True):
+        lines.append(GAP.join(_fit(c, w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if hit["files"]:
+            lines.append(files_line(hit["files"], width))
+    return lines
