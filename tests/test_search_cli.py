@@ -13,6 +13,7 @@ from claude_mem.hooks.event import HookEvent
 from claude_mem.store import Database
 from claude_mem.store.summaries import NewSummary, insert_summary
 from claude_mem.worker.client import Response
+from tests.net import free_port
 from tests.store_helpers import observation, session
 from tests.worker_fixtures import running_worker
 
@@ -69,6 +70,23 @@ def test_table_output_and_errors(
     assert cli.main(["search", "x", "--since", "yesterday"]) == 2
     assert "not a date" in capsys.readouterr().out
     assert cli.main(["search", "x", "--limit", "0"]) == 2
+
+
+def test_without_a_worker_says_meaning_based_search_needs_it(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(free_port()))  # no worker there
+    sid = session(Database(), "s-1", project="proj")
+    observation(Database(), sid, title="Totals lost a cent to rounding", created_at=T0)
+    assert cli.main(["search", "rounding bug"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("No results")
+    assert "meaning-based search needs the worker" in err
+    assert "claude-mem worker start" in err
+    assert len(err.splitlines()) == 1
+    assert run_json(capsys, "rounding")["hits"]  # JSON stays clean: the note is on stderr
+    assert cli.main(["search", "rounding", "--local"]) == 0
+    assert capsys.readouterr().err == ""  # asked for the store, and it found something
 
 
 LONG_FILES = [

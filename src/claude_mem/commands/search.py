@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 import time
 from typing import Any
 from urllib.parse import urlencode
@@ -93,12 +94,36 @@ def _label(hit: dict[str, Any]) -> str:
     return {"summary": "S", "prompt": "P"}.get(hit["kind"], "") + str(hit["id"])
 
 
+def _fulltext_note(found: dict[str, Any], *, explicit_local: bool) -> str | None:
+    """Why a query found only exact words (or nothing), and how to get meaning-based search:
+    always when no worker answered, else only when nothing was found."""
+    if found["mode"] != "fulltext" or (found["hits"] and explicit_local):
+        return None
+    if found["source"] == "store" and not explicit_local:
+        return (
+            "note: no worker answered, so this was a full-text search (every word must "
+            "match); meaning-based search needs the worker: start it with "
+            "`claude-mem worker start`"
+        )
+    if found["hits"]:
+        return None
+    if found["source"] == "store":
+        return "note: --local searches full text only; without it the worker also matches meaning"
+    return (
+        "note: the worker searched full text only (the embedding model is off or still "
+        "loading; see `claude-mem status`)"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         found = search(args)
     except ValueError as exc:
         print(f"claude-mem search: {exc}")
         return 2
+    note = _fulltext_note(found, explicit_local=args.local)
+    if note:
+        print(note, file=sys.stderr)
     if args.json:
         print(json.dumps(found, indent=2, ensure_ascii=False))
         return 0
