@@ -107,6 +107,7 @@ def test_tools_over_stdio_against_a_real_worker(env: Env, tmp_path: Path) -> Non
         out["bad_anchor"] = await call("timeline", anchor="not-an-anchor")
         out["no_anchor"] = await call("timeline")
         out["bad_args"] = await call("get_observations", ids=[])
+        out["bad_type"] = await call("search", query="WAL", type="nosuchtype")
         return out
 
     out = with_session(env.vars, project_dir, work)
@@ -152,6 +153,8 @@ def test_tools_over_stdio_against_a_real_worker(env: Env, tmp_path: Path) -> Non
     assert out["no_anchor"].is_error
     assert "anchor" in text_of(out["no_anchor"])
     assert out["bad_args"].is_error
+    assert out["bad_type"].is_error
+    assert "unknown type 'nosuchtype': the types are bugfix, feature" in text_of(out["bad_type"])
 
     # Search and timeline last: they depend on the search routes (checked in detail elsewhere).
     for name in ("search", "search_filtered", "timeline", "timeline_query"):

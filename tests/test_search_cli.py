@@ -68,8 +68,26 @@ def test_table_output_and_errors(
     assert cli.main(["search", "zzzqqq"]) == 0
     assert capsys.readouterr().out.startswith("No results (0 results, ")
     assert cli.main(["search", "x", "--since", "yesterday"]) == 2
-    assert "not a date" in capsys.readouterr().out
+    assert "not a date" in capsys.readouterr().err
     assert cli.main(["search", "x", "--limit", "0"]) == 2
+
+
+def test_unknown_type_is_an_error_naming_the_types(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(free_port()))
+    db = Database()
+    seed(db)
+    observation(db, 1, type="security_note", title="Token scope narrowed", created_at=T0 + 5)
+    assert cli.main(["search", "crash", "--type", "nosuchtype"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown type 'nosuchtype'" in err
+    assert "bugfix, feature, refactor, change, discovery, decision" in err
+    assert "security_note" in err  # a type found in the store is valid too
+    assert len(run_json(capsys, "token", "--type", "security_note")["hits"]) == 1
+    with pytest.raises(SystemExit):
+        cli.main(["search", "--help"])
+    assert "discovery, decision" in " ".join(capsys.readouterr().out.split())
 
 
 def test_without_a_worker_says_meaning_based_search_needs_it(
@@ -137,6 +155,8 @@ def test_through_a_running_worker(
         assert [h["id"] for h in found["hits"]] == [obs_id]
         assert run_json(capsys, "parse_config_value", "--local")["source"] == "store"
         assert cli.main(["search", "x", "--since", "yesterday"]) == 2
+        assert cli.main(["search", "x", "--type", "nosuchtype"]) == 2
+        assert "unknown type 'nosuchtype': the types are bugfix" in capsys.readouterr().err
 
 
 # --- semantic injection in the prompt hook ------------------------------------------------

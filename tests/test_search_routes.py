@@ -77,8 +77,15 @@ def test_search_filters_paging_and_text(worker: RunningWorker) -> None:
     assert (
         get(worker, "/api/search", query="cache", platform="codex")["hits"][0]["project"] == "other"
     )
-    typed = get(worker, "/api/search", query="cache", type=["bugfix", "nope"])
+    typed = get(worker, "/api/search", query="cache", type=["bugfix", "decision"])
     assert typed["hits"] == []
+    unknown = worker.client.get(
+        "/api/search", params={"query": "cache", "type": ["bugfix", "nope"]}
+    )
+    assert unknown.status_code == 400
+    assert unknown.json()["error"] == (
+        "unknown type 'nope': the types are bugfix, feature, refactor, change, discovery, decision"
+    )
     by_file = get(worker, "/api/search", file="src/cache", limit=100)
     assert by_file["mode"] == "recent"
     assert len(by_file["hits"]) == 30

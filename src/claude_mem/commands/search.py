@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from claude_mem.text import counted, shorten
+from claude_mem.vocabulary import OBSERVATION_TYPES
 
 FIELDS = ("id", "kind", "type", "title", "time", "project", "files")
 
@@ -23,7 +24,10 @@ FIELDS = ("id", "kind", "type", "title", "time", "project", "files")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("query", nargs="?", default="", help="words, a path or an identifier")
     parser.add_argument("--project", action="append", default=[], help="repeatable")
-    parser.add_argument("--type", action="append", default=[], help="observation type; repeatable")
+    parser.add_argument(
+        "--type", action="append", default=[],
+        help=f"observation type: {', '.join(OBSERVATION_TYPES)} (or any type stored); repeatable",
+    )  # fmt: skip
     parser.add_argument("--since", help="YYYY-MM-DD, an ISO datetime or epoch ms")
     parser.add_argument("--limit", type=int, default=20, help="1-100 (default 20)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -63,12 +67,15 @@ def _via_worker(args: argparse.Namespace) -> dict[str, Any] | None:
 def _local(args: argparse.Namespace) -> dict[str, Any]:
     from dataclasses import asdict
 
-    from claude_mem.search.filters import build_filters
+    from claude_mem.search.filters import build_filters, check_types
     from claude_mem.search.hybrid import HybridSearcher
+    from claude_mem.store import facets
     from claude_mem.store.db import open_database
 
     filters = build_filters(projects=args.project, types=args.type, since=args.since)
     with open_database() as db:
+        if filters.types:
+            check_types(filters.types, facets.observation_types(db.read()))
         result = HybridSearcher(db).search(args.query, filters, limit=args.limit)
     return {"mode": result.mode, "hits": [asdict(h) for h in result.hits]}
 
@@ -119,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         found = search(args)
     except ValueError as exc:
-        print(f"claude-mem search: {exc}")
+        print(f"claude-mem search: {exc}", file=sys.stderr)
         return 2
     note = _fulltext_note(found, explicit_local=args.local)
     if note:

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from claude_mem import __version__, log
 from claude_mem.mcp.tools import MemoryTools, ToolFailure, WorkerProxy
+from claude_mem.vocabulary import OBSERVATION_TYPES
 
 NAME = "claude-mem"
 
@@ -86,8 +87,7 @@ Query = Annotated[str, Field(min_length=1, max_length=2000, description="what to
 Project = Annotated[str | None, Field(max_length=300, description="only this project")]
 TypeFilter = Annotated[
     str | None,
-    Field(description="observation types, comma-separated (bugfix, feature, refactor, change, "
-                      "discovery, decision)"),
+    Field(description=f"observation types, comma-separated ({', '.join(OBSERVATION_TYPES)})"),
 ]  # fmt: skip
 Since = Annotated[str | None, Field(description="only after this date (YYYY-MM-DD or ISO)")]
 Anchor = Annotated[

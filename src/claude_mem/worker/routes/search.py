@@ -11,9 +11,10 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from claude_mem.search.filters import build_filters
+from claude_mem.search.filters import build_filters, check_types
 from claude_mem.search.hybrid import Hit, HybridSearcher, Timeline, parse_anchor
 from claude_mem.search.render import index_text, semantic_text, timeline_text
+from claude_mem.store import facets
 from claude_mem.store.rows import safe_text
 from claude_mem.store.search_queries import KINDS, SearchFilters
 from claude_mem.worker.api import MAX_ID, ApiError, Call, Endpoint
@@ -100,6 +101,17 @@ def _filters(call: Call, **values: object) -> SearchFilters:
         raise ApiError(400, str(exc), "invalid_query") from None
 
 
+def _check_types(call: Call, filters: SearchFilters) -> None:
+    """400 for a type that is neither known nor stored (see filters.check_types)."""
+    if not filters.types:
+        return
+    assert call.state.db is not None
+    try:
+        check_types(filters.types, facets.observation_types(call.state.db.read()))
+    except ValueError as exc:
+        raise ApiError(400, str(exc), "invalid_query") from None
+
+
 def search(call: Call) -> SearchResponse:
     q: SearchQuery = call.query
     filters = _filters(
@@ -114,6 +126,7 @@ def search(call: Call) -> SearchResponse:
         platforms=q.platform,
         session_id=q.session_id,
     )
+    _check_types(call, filters)
     kinds = tuple(k for k in KINDS if not q.kind or k in q.kind)
     result = _searcher(call).search(q.query, filters, kinds=kinds, limit=q.limit, offset=q.offset)
     return SearchResponse(
