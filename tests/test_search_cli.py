@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -11,10 +12,12 @@ from claude_mem import cli, settings
 from claude_mem.hooks import handlers
 from claude_mem.hooks.event import HookEvent
 from claude_mem.store import Database
+from claude_mem.store.fulltext import QUERY_CHARS
 from claude_mem.store.summaries import NewSummary, insert_summary
 from claude_mem.worker.client import Response
 from tests.net import free_port
 from tests.store_helpers import observation, session
+from tests.test_store_fulltext import STACK_TRACE
 from tests.worker_fixtures import running_worker
 
 T0 = 1_700_000_000_000
@@ -140,6 +143,25 @@ def test_table_fits_the_terminal_and_never_splits_a_path(
             assert path in LONG_FILES or any(
                 f.endswith(path.removeprefix("…")) for f in LONG_FILES
             ), path
+
+
+def test_a_pasted_stack_trace_is_clipped_once_and_still_finds(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")
+    obs_id = seed(Database())
+    for argv in (["--local"], []):  # the store, then a running worker
+        with contextlib.ExitStack() as stack:
+            if not argv:
+                worker = stack.enter_context(running_worker())
+                monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(worker.port))
+            assert cli.main(["search", STACK_TRACE, "--json", *argv]) == 0
+            out, err = capsys.readouterr()
+        found = json.loads(out)
+        assert found["source"] == ("store" if argv else "worker")
+        assert found["clipped"] is True
+        assert [h["id"] for h in found["hits"]] == [obs_id]
+        assert err.count(f"note: query clipped to {QUERY_CHARS:,} characters") == 1
 
 
 def test_through_a_running_worker(

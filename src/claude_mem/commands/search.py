@@ -22,7 +22,10 @@ FIELDS = ("id", "kind", "type", "title", "time", "project", "files")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("query", nargs="?", default="", help="words, a path or an identifier")
+    parser.add_argument(
+        "query", nargs="?", default="",
+        help="words, a path, an identifier or pasted text (a long one is clipped)",
+    )  # fmt: skip
     parser.add_argument("--project", action="append", default=[], help="repeatable")
     parser.add_argument(
         "--type", action="append", default=[],
@@ -81,16 +84,20 @@ def _local(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def search(args: argparse.Namespace) -> dict[str, Any]:
-    """{query, mode, source (worker or store), hits: [{id, kind, type, title, time, project,
-    files}]}."""
+    """{query (as searched), clipped, mode, source (worker or store), hits: [{id, kind, type,
+    title, time, project, files}]}."""
+    from claude_mem.store.fulltext import clip_query
+
     if not 1 <= args.limit <= 100:
         raise ValueError("--limit must be between 1 and 100")
+    given, args.query = args.query, clip_query(args.query)  # the worker gets a short URL
     answer = None if args.local else _via_worker(args)
     source = "worker" if answer is not None else "store"
     if answer is None:
         answer = _local(args)
     hits = [{name: hit[name] for name in FIELDS} for hit in answer["hits"]]
-    return {"query": args.query, "mode": answer["mode"], "source": source, "hits": hits}
+    return {"query": args.query, "clipped": args.query != given, "mode": answer["mode"],
+            "source": source, "hits": hits}  # fmt: skip
 
 
 def _when(ms: int) -> str:
@@ -128,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"claude-mem search: {exc}", file=sys.stderr)
         return 2
+    if found["clipped"]:
+        print(f"note: query clipped to {len(found['query']):,} characters", file=sys.stderr)
     note = _fulltext_note(found, explicit_local=args.local)
     if note:
         print(note, file=sys.stderr)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
+from claude_mem.store.fulltext import clip_query
 from claude_mem.text import counted
 from claude_mem.worker import lifecycle
 from claude_mem.worker.client import Response, WorkerUnavailable, request
@@ -252,10 +253,13 @@ class MemoryTools:
         limit: int = 20,
     ) -> str:
         types = [part.strip() for part in (type or "").split(",") if part.strip()]
-        params = {"query": query, "project": project, "type": types, "since": since,
+        params = {"query": clip_query(query), "project": project, "type": types, "since": since,
                   "limit": limit, "format": "text"}  # fmt: skip
         data = self.proxy.json("GET", "/api/search", query=params)
-        return _rendered(data) or format_search(data, query)
+        text = _rendered(data) or format_search(data, query)
+        if params["query"] != query:  # clipped here, to keep the request small
+            text = f"(The query was clipped to {len(params['query']):,} characters.)\n{text}"
+        return text
 
     def timeline(
         self,
@@ -268,7 +272,7 @@ class MemoryTools:
         if anchor is not None and str(anchor).strip():
             params: dict[str, Any] = {"anchor": str(anchor).strip()}
         elif query and query.strip():
-            params = {"query": query}
+            params = {"query": clip_query(query)}
         else:
             raise ToolFailure("give anchor (an id from search, like 12 or S3) or query")
         params |= {"depth_before": depth_before, "depth_after": depth_after,
