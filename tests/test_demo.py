@@ -92,6 +92,8 @@ def assert_report(output: str) -> None:
     hits = re.findall(r"^\s+#(\d+)\s+(\w+)\s+(.+)$", search[1].split("Viewer:", 1)[0], re.M)
     assert hits, output
     assert any("Decimal" in title for _, _, title in hits), hits
+    noun = "hit" if len(hits) == 1 else "hits"
+    assert search[1].startswith(f" ({len(hits)} {noun}, best first)"), output
     assert re.search(r"^Viewer: http://127\.0\.0\.1:\d+/", output, re.M), output
 
 

@@ -13,10 +13,13 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from claude_mem.mcp.tools import format_search
 from claude_mem.store.db import open_database
+from claude_mem.store.fulltext import QUERY_CHARS
 from claude_mem.store.observations import NewObservation, insert_observation
 from claude_mem.store.sessions import ensure_session
 from tests.net import free_port
+from tests.test_store_fulltext import STACK_TRACE
 from tests.worker_process import CLI, Env, worker_env
 
 T = TypeVar("T")
@@ -106,6 +109,8 @@ def test_tools_over_stdio_against_a_real_worker(env: Env, tmp_path: Path) -> Non
         out["bad_anchor"] = await call("timeline", anchor="not-an-anchor")
         out["no_anchor"] = await call("timeline")
         out["bad_args"] = await call("get_observations", ids=[])
+        out["bad_type"] = await call("search", query="WAL", type="nosuchtype")
+        out["long"] = await call("search", query="Crash in token_refresh_race\n" + STACK_TRACE)
         return out
 
     out = with_session(env.vars, project_dir, work)
@@ -151,6 +156,12 @@ def test_tools_over_stdio_against_a_real_worker(env: Env, tmp_path: Path) -> Non
     assert out["no_anchor"].is_error
     assert "anchor" in text_of(out["no_anchor"])
     assert out["bad_args"].is_error
+    assert out["bad_type"].is_error
+    assert "unknown type 'nosuchtype': the types are bugfix, feature" in text_of(out["bad_type"])
+    assert not out["long"].is_error, text_of(out["long"])
+    long = text_of(out["long"])
+    assert long.startswith(f"(The query was clipped to {QUERY_CHARS:,} characters.)")
+    assert f"#{ids[0]}" in long  # its identifier is among the distinctive terms searched
 
     # Search and timeline last: they depend on the search routes (checked in detail elsewhere).
     for name in ("search", "search_filtered", "timeline", "timeline_query"):
@@ -210,3 +221,9 @@ def test_worker_that_cannot_start_is_a_tool_error(tmp_path: Path) -> None:
     for result in results:
         assert result.is_error
         assert "worker is not running and could not be started" in text_of(result)
+
+
+def test_counts_use_the_right_noun() -> None:
+    hit = {"id": 3, "kind": "observation", "type": "bugfix", "title": "Fix it", "time": 0}
+    assert format_search({"hits": [hit]}, "fix").startswith("1 result for 'fix':")
+    assert format_search({"hits": [hit, {**hit, "id": 4}]}, "fix").startswith("2 results for")

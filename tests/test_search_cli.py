@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -11,8 +12,12 @@ from claude_mem import cli, settings
 from claude_mem.hooks import handlers
 from claude_mem.hooks.event import HookEvent
 from claude_mem.store import Database
+from claude_mem.store.fulltext import QUERY_CHARS
+from claude_mem.store.summaries import NewSummary, insert_summary
 from claude_mem.worker.client import Response
+from tests.net import free_port
 from tests.store_helpers import observation, session
+from tests.test_store_fulltext import STACK_TRACE
 from tests.worker_fixtures import running_worker
 
 T0 = 1_700_000_000_000
@@ -60,13 +65,103 @@ def test_table_output_and_errors(
     assert cli.main(["search", "parse_config_value"]) == 0
     out = capsys.readouterr().out
     for part in (str(obs_id), "bugfix", "Fix parse_config_value crash", "2023-11-14 22:13",
-                 "proj", "src/conf/loader.py", "fulltext search via the store"):  # fmt: skip
+                 "proj", "src/conf/loader.py",
+                 "1 result, fulltext search via the store"):  # fmt: skip
         assert part in out
     assert cli.main(["search", "zzzqqq"]) == 0
-    assert capsys.readouterr().out.startswith("No results")
+    assert capsys.readouterr().out.startswith("No results (0 results, ")
     assert cli.main(["search", "x", "--since", "yesterday"]) == 2
-    assert "not a date" in capsys.readouterr().out
+    assert "not a date" in capsys.readouterr().err
     assert cli.main(["search", "x", "--limit", "0"]) == 2
+
+
+def test_unknown_type_is_an_error_naming_the_types(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(free_port()))
+    db = Database()
+    seed(db)
+    observation(db, 1, type="security_note", title="Token scope narrowed", created_at=T0 + 5)
+    assert cli.main(["search", "crash", "--type", "nosuchtype"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown type 'nosuchtype'" in err
+    assert "bugfix, feature, refactor, change, discovery, decision" in err
+    assert "security_note" in err  # a type found in the store is valid too
+    assert len(run_json(capsys, "token", "--type", "security_note")["hits"]) == 1
+    with pytest.raises(SystemExit):
+        cli.main(["search", "--help"])
+    assert "discovery, decision" in " ".join(capsys.readouterr().out.split())
+
+
+def test_without_a_worker_says_meaning_based_search_needs_it(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(free_port()))  # no worker there
+    sid = session(Database(), "s-1", project="proj")
+    observation(Database(), sid, title="Totals lost a cent to rounding", created_at=T0)
+    assert cli.main(["search", "rounding bug"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("No results")
+    assert "meaning-based search needs the worker" in err
+    assert "claude-mem worker start" in err
+    assert len(err.splitlines()) == 1
+    assert run_json(capsys, "rounding")["hits"]  # JSON stays clean: the note is on stderr
+    assert cli.main(["search", "rounding", "--local"]) == 0
+    assert capsys.readouterr().err == ""  # asked for the store, and it found something
+
+
+LONG_FILES = [
+    "src/claude_mem/pipeline/providers/openai_compatible_streaming_adapter.py",
+    "tests/fixtures/agent-hooks/claude-code-2.1.332-with-a-long-name.jsonl",
+    "docs/architecture/search-and-ranking.md",
+]
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_table_fits_the_terminal_and_never_splits_a_path(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    columns: int,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", "1")
+    monkeypatch.setenv("COLUMNS", str(columns))
+    db = Database()
+    sid = session(db, "s-1", project="a-project-with-a-rather-long-name")
+    title = "Streaming adapter " + "retries the request when the upstream closes early " * 4
+    observation(db, sid, project="a-project-with-a-rather-long-name", title=title,
+                files_modified=LONG_FILES, created_at=T0)  # fmt: skip
+    with db.write() as conn:
+        insert_summary(conn, NewSummary(sid, "p", request="Streaming adapter " + "why? " * 400))
+    assert cli.main(["search", "streaming adapter"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= columns, "\n".join(lines)
+    assert len(lines) == 1 + 3 + 2  # heading, observation + its files, summary, blank, note
+    assert lines[1].endswith("…")  # long text: one line, cut
+    assert lines[3].endswith("…")
+    for word in " ".join(lines).split():
+        if "/" in word:  # every path shown is whole, or its end after "…"
+            path = word.rstrip(",")
+            assert path in LONG_FILES or any(
+                f.endswith(path.removeprefix("…")) for f in LONG_FILES
+            ), path
+
+
+def test_a_pasted_stack_trace_is_clipped_once_and_still_finds(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")
+    obs_id = seed(Database())
+    for argv in (["--local"], []):  # the store, then a running worker
+        with contextlib.ExitStack() as stack:
+            if not argv:
+                worker = stack.enter_context(running_worker())
+                monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(worker.port))
+            assert cli.main(["search", STACK_TRACE, "--json", *argv]) == 0
+            out, err = capsys.readouterr()
+        found = json.loads(out)
+        assert found["source"] == ("store" if argv else "worker")
+        assert found["clipped"] is True
+        assert [h["id"] for h in found["hits"]] == [obs_id]
+        assert err.count(f"note: query clipped to {QUERY_CHARS:,} characters") == 1
 
 
 def test_through_a_running_worker(
@@ -82,6 +177,8 @@ def test_through_a_running_worker(
         assert [h["id"] for h in found["hits"]] == [obs_id]
         assert run_json(capsys, "parse_config_value", "--local")["source"] == "store"
         assert cli.main(["search", "x", "--since", "yesterday"]) == 2
+        assert cli.main(["search", "x", "--type", "nosuchtype"]) == 2
+        assert "unknown type 'nosuchtype': the types are bugfix" in capsys.readouterr().err
 
 
 # --- semantic injection in the prompt hook ------------------------------------------------

@@ -15,9 +15,10 @@ from claude_mem.search.hybrid import HybridSearcher, parse_anchor
 from claude_mem.search.render import index_text, semantic_text, timeline_text
 from claude_mem.store import Database
 from claude_mem.store.observations import delete_observation
-from claude_mem.store.search_queries import SearchFilters
+from claude_mem.store.search_queries import TITLE_CHARS, SearchFilters
 from claude_mem.store.sessions import add_prompt
 from claude_mem.store.summaries import NewSummary, insert_summary
+from claude_mem.text import shorten
 from tests.store_helpers import observation, session
 
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
@@ -368,7 +369,7 @@ def test_bad_anchor(text: str) -> None:
 def test_index_and_semantic_text(fx: Fixture) -> None:
     result = fx.searcher().search("config")
     text = index_text("config", result)
-    assert text.startswith(f'Found {len(result.hits)} result(s) for "config" (full text only)')
+    assert text.startswith(f'Found {len(result.hits)} results for "config" (full text only)')
     assert f"| #{fx.exact} | 22:13 | bugfix | Fix parse_config_value crash on empty env |" in text
     assert f"#S{fx.summary}" in text
     assert "### Nov 14, 2023" in text
@@ -376,6 +377,38 @@ def test_index_and_semantic_text(fx: Fixture) -> None:
     context = semantic_text(result.hits[:2])
     assert context.startswith("## Relevant past work\n- #")
     assert semantic_text([]) == ""
+
+
+LONG_REQUEST = " ".join(["Investigate why the nightly config loader rejects values"] * 6)
+LONG_PROMPT = "Please look into " + "the flaky upload retries again " * 12
+
+
+def test_long_summary_and_prompt_titles_end_at_a_word_with_an_ellipsis(fx: Fixture) -> None:
+    with fx.db.write() as conn:
+        insert_summary(conn, NewSummary(fx.s1, "proj", request=LONG_REQUEST, created_at=T0 + 9))
+        add_prompt(conn, fx.s1, LONG_PROMPT, now=T0 + 8)
+    hits = fx.searcher().search("", limit=50).hits
+    titles = {h.kind: h.title for h in hits if h.title.startswith(("Investigate", "Please"))}
+    for kind, full in (("summary", LONG_REQUEST), ("prompt", " ".join(LONG_PROMPT.split()))):
+        title = titles[kind]
+        assert len(title) <= TITLE_CHARS
+        assert title.endswith("…")
+        kept = title.removesuffix("…")
+        assert full.startswith(kept)
+        assert full[len(kept)] == " "  # cut between words, never inside one
+    text = index_text("", fx.searcher().search("", limit=50))
+    assert f"| {titles['summary']} |" in text  # the agent's index shows the very same title
+
+
+def test_shorten() -> None:
+    assert shorten("short  and\nsweet", 40) == "short and sweet"
+    assert shorten("hello wonderful world", 16) == "hello wonderful…"
+    assert shorten("a wonderful world", 15) == "a wonderful…"
+    assert shorten("hello wonderful world", 15) == "hello wonderfu…"  # not just "hello…"
+    assert shorten("src/very/long/path/without/spaces.py", 12) == "src/very/lo…"
+    assert shorten("x" * 10_000, 10) == "xxxxxxxxx…"
+    huge = "word " * 100_000
+    assert shorten(huge, 20) == shorten(huge[: 4 * 20 + 1], 20) == "word word word word…"
 
 
 # --- hostile input -------------------------------------------------------------------------

@@ -7,7 +7,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claude_mem.store import Database
-from claude_mem.store.fulltext import match_expression, search_observations
+from claude_mem.store.fulltext import (
+    MAX_TOKENS,
+    QUERY_CHARS,
+    clip_query,
+    match_expression,
+    search_observations,
+)
 from tests.store_helpers import observation, session
 
 
@@ -89,3 +95,48 @@ def test_frequent_terms_rank_only_the_most_recent_matches(data_dir: Path) -> Non
     # Fewer matches than the window: everything is ranked.
     few = fulltext_ranked(conn, "observation", "cache note 7", SearchFilters(), 100, window=5)
     assert [i for i, _ in few] == [ids[7]]
+
+
+def stack_trace(frames: int = 150) -> str:
+    """A ~20 KB pasted Python traceback whose last frame is in parse_config_value."""
+    lines = ["Traceback (most recent call last):"]
+    for i in range(frames):
+        lines += [f'  File "/home/dev/proj/src/app/handlers/step_{i}.py", line {i + 10}, in run',
+                  "    return next_step(request, context, options)"]  # fmt: skip
+    lines += ['  File "/home/dev/proj/src/conf/loader.py", line 42, in parse_config_value',
+              "    return int(raw)",
+              "ValueError: invalid literal for int() with base 10: ''"]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+STACK_TRACE = stack_trace()
+
+
+def test_a_pasted_stack_trace_is_clipped_and_finds_its_record(data_dir: Path) -> None:
+    assert len(STACK_TRACE) > 15_000
+    database = Database()
+    sid = session(database)
+    target = observation(database, sid, title="Fix parse_config_value crash on empty env var",
+                         files_modified=["src/conf/loader.py"])  # fmt: skip
+    observation(database, sid, title="Unrelated note about caching")
+    clipped = clip_query(STACK_TRACE)
+    assert len(clipped) == QUERY_CHARS
+    assert clipped.endswith(STACK_TRACE[-200:])  # the error line is kept
+    assert clip_query("short query") == "short query"
+    expression = match_expression(STACK_TRACE)
+    assert expression is not None
+    assert expression.count(" OR ") < MAX_TOKENS  # a bounded set of terms
+    assert '"parse_config_value"' in expression
+    assert [hit["id"] for hit in search_observations(database.read(), STACK_TRACE)] == [target]
+
+
+def test_the_viewer_clips_queries_like_the_worker() -> None:
+    import re
+
+    from claude_mem.store import fulltext
+
+    feed = (Path(fulltext.__file__).parents[1] / "viewer" / "static" / "feed.js").read_text()
+    constants = dict(re.findall(r'^const (QUERY_CHARS|HEAD_CHARS|JOIN) = "?(.*?)"?;$', feed, re.M))
+    assert constants == {"QUERY_CHARS": str(fulltext.QUERY_CHARS),
+                         "HEAD_CHARS": str(fulltext._HEAD_CHARS),
+                         "JOIN": fulltext._JOIN}  # fmt: skip

@@ -9,17 +9,28 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import sys
 import time
 from typing import Any
 from urllib.parse import urlencode
+
+from claude_mem.text import counted, shorten
+from claude_mem.vocabulary import OBSERVATION_TYPES
 
 FIELDS = ("id", "kind", "type", "title", "time", "project", "files")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("query", nargs="?", default="", help="words, a path or an identifier")
+    parser.add_argument(
+        "query", nargs="?", default="",
+        help="words, a path, an identifier or pasted text (a long one is clipped)",
+    )  # fmt: skip
     parser.add_argument("--project", action="append", default=[], help="repeatable")
-    parser.add_argument("--type", action="append", default=[], help="observation type; repeatable")
+    parser.add_argument(
+        "--type", action="append", default=[],
+        help=f"observation type: {', '.join(OBSERVATION_TYPES)} (or any type stored); repeatable",
+    )  # fmt: skip
     parser.add_argument("--since", help="YYYY-MM-DD, an ISO datetime or epoch ms")
     parser.add_argument("--limit", type=int, default=20, help="1-100 (default 20)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -59,27 +70,34 @@ def _via_worker(args: argparse.Namespace) -> dict[str, Any] | None:
 def _local(args: argparse.Namespace) -> dict[str, Any]:
     from dataclasses import asdict
 
-    from claude_mem.search.filters import build_filters
+    from claude_mem.search.filters import build_filters, check_types
     from claude_mem.search.hybrid import HybridSearcher
+    from claude_mem.store import facets
     from claude_mem.store.db import open_database
 
     filters = build_filters(projects=args.project, types=args.type, since=args.since)
     with open_database() as db:
+        if filters.types:
+            check_types(filters.types, facets.observation_types(db.read()))
         result = HybridSearcher(db).search(args.query, filters, limit=args.limit)
     return {"mode": result.mode, "hits": [asdict(h) for h in result.hits]}
 
 
 def search(args: argparse.Namespace) -> dict[str, Any]:
-    """{query, mode, source (worker or store), hits: [{id, kind, type, title, time, project,
-    files}]}."""
+    """{query (as searched), clipped, mode, source (worker or store), hits: [{id, kind, type,
+    title, time, project, files}]}."""
+    from claude_mem.store.fulltext import clip_query
+
     if not 1 <= args.limit <= 100:
         raise ValueError("--limit must be between 1 and 100")
+    given, args.query = args.query, clip_query(args.query)  # the worker gets a short URL
     answer = None if args.local else _via_worker(args)
     source = "worker" if answer is not None else "store"
     if answer is None:
         answer = _local(args)
     hits = [{name: hit[name] for name in FIELDS} for hit in answer["hits"]]
-    return {"query": args.query, "mode": answer["mode"], "source": source, "hits": hits}
+    return {"query": args.query, "clipped": args.query != given, "mode": answer["mode"],
+            "source": source, "hits": hits}  # fmt: skip
 
 
 def _when(ms: int) -> str:
@@ -90,30 +108,103 @@ def _label(hit: dict[str, Any]) -> str:
     return {"summary": "S", "prompt": "P"}.get(hit["kind"], "") + str(hit["id"])
 
 
+def _fulltext_note(found: dict[str, Any], *, explicit_local: bool) -> str | None:
+    """Why a query found only exact words (or nothing), and how to get meaning-based search:
+    always when no worker answered, else only when nothing was found."""
+    if found["mode"] != "fulltext" or (found["hits"] and explicit_local):
+        return None
+    if found["source"] == "store" and not explicit_local:
+        return (
+            "note: no worker answered, so this was a full-text search (every word must "
+            "match); meaning-based search needs the worker: start it with "
+            "`claude-mem worker start`"
+        )
+    if found["hits"]:
+        return None
+    if found["source"] == "store":
+        return "note: --local searches full text only; without it the worker also matches meaning"
+    return (
+        "note: the worker searched full text only (the embedding model is off or still "
+        "loading; see `claude-mem status`)"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         found = search(args)
     except ValueError as exc:
-        print(f"claude-mem search: {exc}")
+        print(f"claude-mem search: {exc}", file=sys.stderr)
         return 2
+    if found["clipped"]:
+        print(f"note: query clipped to {len(found['query']):,} characters", file=sys.stderr)
+    note = _fulltext_note(found, explicit_local=args.local)
+    if note:
+        print(note, file=sys.stderr)
     if args.json:
         print(json.dumps(found, indent=2, ensure_ascii=False))
         return 0
     hits = found["hits"]
-    note = f"{len(hits)} result(s), {found['mode']} search via the {found['source']}"
+    note = f"{counted(len(hits), 'result')}, {found['mode']} search via the {found['source']}"
     if not hits:
         print(f"No results ({note}).")
         return 0
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(show_lines=False, caption=note)
-    for column in ("ID", "Type", "Title", "Time (UTC)", "Project", "Files"):
-        table.add_column(column, overflow="fold")
-    for hit in hits:
-        table.add_row(
-            _label(hit), hit["type"], hit["title"], _when(hit["time"]), hit["project"],
-            ", ".join(hit["files"]),
-        )  # fmt: skip
-    Console(highlight=False).print(table)
+    print("\n".join([*table_lines(hits, shutil.get_terminal_size().columns), "", note]))
     return 0
+
+
+# --- the table ------------------------------------------------------------------------------
+
+GAP = "  "
+HEADINGS = ("ID", "Type", "Time (UTC)", "Project", "Title")
+NARROW = 10  # no column is squeezed below this
+FILES_INDENT = "    "
+
+
+def _fit(text: str, width: int) -> str:
+    """`text` in exactly `width` columns: cut at a word with '…' when longer, padded."""
+    return shorten(text, width).ljust(width)
+
+
+def _left(path: str, width: int) -> str:
+    """A path shortened from the left ('…/conf/loader.py'): the file name matters most."""
+    if len(path) <= width:
+        return path
+    tail = path[len(path) - width + 1 :]
+    cut = tail.find("/")
+    return "…" + (tail[cut:] if 0 <= cut < len(tail) - 1 else tail)
+
+
+def files_line(files: list[str], width: int) -> str:
+    """The hit's files on one line under it; paths whole (or shortened from the left), never
+    split, and "+N more" for those that don't fit."""
+    room = width - len(FILES_INDENT)
+    shown: list[str] = []
+    for index, path in enumerate(files):
+        more = f" +{len(files) - index - 1} more" if index < len(files) - 1 else ""
+        used = len(", ".join(shown))
+        fits = room - used - (2 if shown else 0) - len(more)
+        if not shown:
+            shown.append(_left(path, max(NARROW, fits)))
+        elif len(path) <= fits:
+            shown.append(path)
+        else:
+            return FILES_INDENT + ", ".join(shown) + f" +{len(files) - index} more"
+    return FILES_INDENT + ", ".join(shown)
+
+
+def table_lines(hits: list[dict[str, Any]], width: int) -> list[str]:
+    """The hits as a table `width` columns wide: one line per hit (long text cut with '…'),
+    then its files on a second line; the title takes whatever the other columns leave."""
+    rows = [(_label(h), h["type"], _when(h["time"]), h["project"], h["title"]) for h in hits]
+    caps = (12, 12, 16, max(NARROW, width // 6))
+    widths = [
+        min(cap, max(len(HEADINGS[i]), *(len(row[i]) for row in rows)))
+        for i, cap in enumerate(caps)
+    ]
+    widths.append(max(NARROW, width - sum(widths) - len(GAP) * len(widths)))
+    lines = [GAP.join(_fit(h, w) for h, w in zip(HEADINGS, widths, strict=True)).rstrip()]
+    for hit, row in zip(hits, rows, strict=True):
+        lines.append(GAP.join(_fit(c, w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if hit["files"]:
+            lines.append(files_line(hit["files"], width))
+    return lines

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from claude_mem.demo import recorded
+from claude_mem.text import counted
 
 START_WAIT_S = 15.0
 READY_WAIT_S = 15.0
@@ -361,7 +362,7 @@ def _show_search(project: Path, query: str, out: TextIO) -> None:
         hits = search_observations(conn, query, projects=projects, limit=SEARCH_LIMIT)
     finally:
         conn.close()
-    _say(out, f'Full-text search for "{query}" ({len(hits)} hits, best first):')
+    _say(out, f'Full-text search for "{query}" ({counted(len(hits), "hit")}, best first):')
     if not hits:
         _say(out, "  (nothing matched)")
     for hit in hits:

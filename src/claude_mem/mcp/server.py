@@ -16,6 +16,7 @@ from pydantic import Field
 
 from claude_mem import __version__, log
 from claude_mem.mcp.tools import MemoryTools, ToolFailure, WorkerProxy
+from claude_mem.vocabulary import OBSERVATION_TYPES
 
 NAME = "claude-mem"
 
@@ -82,21 +83,18 @@ CorpusName = Annotated[
 ]  # fmt: skip
 
 ObservationType = Literal["bugfix", "feature", "refactor", "change", "discovery", "decision"]
-Query = Annotated[str, Field(min_length=1, max_length=2000, description="what to look for")]
+Query = Annotated[str, Field(min_length=1, description="what to look for (a long text is clipped)")]
 Project = Annotated[str | None, Field(max_length=300, description="only this project")]
 TypeFilter = Annotated[
     str | None,
-    Field(description="observation types, comma-separated (bugfix, feature, refactor, change, "
-                      "discovery, decision)"),
+    Field(description=f"observation types, comma-separated ({', '.join(OBSERVATION_TYPES)})"),
 ]  # fmt: skip
 Since = Annotated[str | None, Field(description="only after this date (YYYY-MM-DD or ISO)")]
 Anchor = Annotated[
     int | str | None,
     Field(description="record to center on: an observation id (12), S<id>, P<id>, or a date"),
 ]
-AnchorQuery = Annotated[
-    str | None, Field(max_length=2000, description="center on the best match instead")
-]
+AnchorQuery = Annotated[str | None, Field(description="center on the best match instead")]
 Depth = Annotated[int, Field(ge=0, le=50)]
 Ids = Annotated[
     list[Annotated[int, Field(ge=0)]],

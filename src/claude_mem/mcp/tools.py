@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
+from claude_mem.store.fulltext import clip_query
+from claude_mem.text import counted
 from claude_mem.worker import lifecycle
 from claude_mem.worker.client import Response, WorkerUnavailable, request
 from claude_mem.worker.token import read_token
@@ -159,7 +161,7 @@ def format_search(data: Any, query: str) -> str:
     label = f" ({mode})" if mode else ""
     if not hits:
         return f"No memory matches {query!r}{label}. Try fewer or different words, or no filters."
-    lines = [f"{len(hits)} result(s) for {query!r}{label}:"]
+    lines = [f"{counted(len(hits), 'result')} for {query!r}{label}:"]
     lines += [index_line(hit) for hit in hits]
     obs_ids = [str(h["id"]) for h in hits if (h.get("kind") or "observation") == "observation"]
     if obs_ids:
@@ -251,10 +253,13 @@ class MemoryTools:
         limit: int = 20,
     ) -> str:
         types = [part.strip() for part in (type or "").split(",") if part.strip()]
-        params = {"query": query, "project": project, "type": types, "since": since,
+        params = {"query": clip_query(query), "project": project, "type": types, "since": since,
                   "limit": limit, "format": "text"}  # fmt: skip
         data = self.proxy.json("GET", "/api/search", query=params)
-        return _rendered(data) or format_search(data, query)
+        text = _rendered(data) or format_search(data, query)
+        if params["query"] != query:  # clipped here, to keep the request small
+            text = f"(The query was clipped to {len(params['query']):,} characters.)\n{text}"
+        return text
 
     def timeline(
         self,
@@ -267,7 +272,7 @@ class MemoryTools:
         if anchor is not None and str(anchor).strip():
             params: dict[str, Any] = {"anchor": str(anchor).strip()}
         elif query and query.strip():
-            params = {"query": query}
+            params = {"query": clip_query(query)}
         else:
             raise ToolFailure("give anchor (an id from search, like 12 or S3) or query")
         params |= {"depth_before": depth_before, "depth_after": depth_after,

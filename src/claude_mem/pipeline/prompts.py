@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 
 from claude_mem.pipeline.providers.base import SessionContext, SummaryInput, ToolEvent
 from claude_mem.privacy import clean_text, clean_value
+from claude_mem.vocabulary import OBSERVATION_TYPES
 
 __all__ = [
     "BATCH_CHARS",
@@ -35,14 +36,6 @@ __all__ = [
     "summary_prompt",
 ]
 
-OBSERVATION_TYPES: tuple[str, ...] = (
-    "bugfix",
-    "feature",
-    "refactor",
-    "change",
-    "discovery",
-    "decision",
-)
 CONCEPTS: tuple[str, ...] = (
     "how-it-works",
     "why-it-exists",

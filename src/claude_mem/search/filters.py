@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from claude_mem.project import resolve_project
 from claude_mem.store.rows import safe_text
 from claude_mem.store.search_queries import SearchFilters
+from claude_mem.vocabulary import OBSERVATION_TYPES
 
 MAX_VALUES = 50  # per repeatable filter
 MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
@@ -89,3 +90,13 @@ def build_filters(
         platforms=_values(platforms, "platform"),
         session_id=session_id,
     )
+
+
+def check_types(types: Iterable[str], stored: Iterable[str]) -> None:
+    """ValueError naming the valid types when a type is neither a known one nor stored: a
+    misspelt `--type` would otherwise find nothing without a word."""
+    known = list(dict.fromkeys([*OBSERVATION_TYPES, *stored]))
+    unknown = [t for t in types if t not in known]
+    if unknown:
+        names = ", ".join(repr(t) for t in unknown)
+        raise ValueError(f"unknown type {names}: the types are {', '.join(known)}")

@@ -31,7 +31,9 @@ from typing import Any, Literal, Protocol
 
 from claude_mem import log
 from claude_mem.store import search_queries as sq
-from claude_mem.store.search_queries import KIND_ORDER, KINDS, Kind, SearchFilters
+from claude_mem.store.fulltext import clip_query
+from claude_mem.store.search_queries import KIND_ORDER, KINDS, TITLE_CHARS, Kind, SearchFilters
+from claude_mem.text import shorten
 
 RRF_K = 60
 FULLTEXT_WEIGHT = 1.0
@@ -103,7 +105,7 @@ def _hit(row: dict[str, Any], score: float = 0.0) -> Hit:
         kind=row["kind"],
         time=row["time"],
         type=row["type"],
-        title=" ".join((row["title"] or "").split()),
+        title=shorten(row["title"] or "", TITLE_CHARS),
         project=row["project"] or "",
         session_id=row["session_id"],
         files=[str(f) for f in files[:FILES_SHOWN]],
@@ -152,6 +154,7 @@ class HybridSearcher:
     ) -> SearchResult:
         """The page [offset, offset + limit) of the fused ranking; never raises on any text."""
         limit, offset = max(1, limit), max(0, offset)
+        query = clip_query(query)  # both halves see the same, bounded text
         wanted = filters.kinds(kinds)
         if not query.strip():
             return self._recent(wanted, filters, limit, offset)

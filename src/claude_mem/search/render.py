@@ -10,8 +10,9 @@ import time
 from collections.abc import Iterable
 
 from claude_mem.search.hybrid import Hit, SearchResult, Timeline
+from claude_mem.text import counted, shorten
 
-TITLE_CHARS = 100
+QUERY_SHOWN = 80  # characters of the query echoed back
 HEADER = "| ID | Time | Type | Title | Tokens |"
 MODE_NOTE = {
     "hybrid": "full text + semantic",
@@ -20,9 +21,9 @@ MODE_NOTE = {
 }
 
 
-def _cell(text: str, width: int = TITLE_CHARS) -> str:
-    text = " ".join(text.split()).replace("|", "\\|")
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _cell(text: str) -> str:
+    """A hit's title as a table cell: already one line and word-cut by search (Hit.title)."""
+    return text.replace("|", "\\|")
 
 
 def _day(ms: int) -> str:
@@ -50,11 +51,11 @@ def _table(hits: Iterable[Hit], anchor: Hit | None = None) -> list[str]:
 
 def index_text(query: str, result: SearchResult, offset: int = 0) -> str:
     """The search index: one table row per hit, grouped by day, ranked order kept."""
-    shown = _cell(query, 80)
+    shown = _cell(shorten(query, QUERY_SHOWN))
     if not result.hits:
         return f'No results for "{shown}" ({MODE_NOTE[result.mode]}).'
     lines = [
-        f'Found {len(result.hits)} result(s) for "{shown}" ({MODE_NOTE[result.mode]})'
+        f'Found {counted(len(result.hits), "result")} for "{shown}" ({MODE_NOTE[result.mode]})'
         + (f", from #{offset + 1}" if offset else "")
         + ("; more with a higher offset" if result.has_more else ""),
         *_table(result.hits),

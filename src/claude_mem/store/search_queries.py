@@ -29,6 +29,9 @@ TABLES: dict[str, str] = {
 _OBS_TEXT = ("title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified")
 _SUMMARY_TEXT = ("request", "investigated", "learned", "completed", "next_steps", "notes")
 TITLE_CHARS = 160
+# Summary and prompt titles are read as a prefix this long; `claude_mem.text.shorten` cuts them
+# to TITLE_CHARS at a word boundary (search.hybrid), the same for every client.
+_TITLE_PREFIX = 4 * TITLE_CHARS + 1
 # Ranked full-text matches per kind at most: the most recent ones (see fulltext_ranked).
 FTS_WINDOW = 2000
 # Index-row columns per kind, all aliased to one shape; `chars` measures the full record.
@@ -39,12 +42,12 @@ _INDEX_COLUMNS = {
         ({" + ".join(f"length(r.{c})" for c in _OBS_TEXT)}) AS chars""",
     "summary": f"""r.id, 'summary' AS kind, r.created_at AS time, 'summary' AS type,
         substr(COALESCE(NULLIF(r.request, ''), NULLIF(r.completed, ''), r.learned), 1,
-               {TITLE_CHARS}) AS title,
+               {_TITLE_PREFIX}) AS title,
         r.project AS project, r.session_id AS session_id,
         '[]' AS files_modified, '[]' AS files_read,
         ({" + ".join(f"length(r.{c})" for c in _SUMMARY_TEXT)}) AS chars""",
     "prompt": f"""r.id, 'prompt' AS kind, r.created_at AS time, 'prompt' AS type,
-        substr(r.text, 1, {TITLE_CHARS}) AS title, s.project AS project,
+        substr(r.text, 1, {_TITLE_PREFIX}) AS title, s.project AS project,
         r.session_id AS session_id, '[]' AS files_modified, '[]' AS files_read,
         length(r.text) AS chars""",
 }

@@ -99,6 +99,25 @@ def _query_fields(query: type) -> dict[str, bool]:
     return {name: is_list(hint) for name, hint in typing.get_type_hints(query).items()}
 
 
+_LENGTH = re.compile(r"Expected `(str|array|object)` of length ([<>]=) (\d+)")
+_LENGTH_WORDS = {"str": "characters", "array": "values", "object": "entries"}
+
+
+def human_error(exc: msgspec.ValidationError) -> str:
+    """`limit: expected int >= 1` or `q: too long (at most 20 characters)` from msgspec's
+    "Expected `int` >= 1 - at `$.limit`": the field first, no validator notation."""
+    problem, _, where = str(exc).rpartition(" - at ")
+    if not problem:
+        problem, where = str(exc), ""
+    field = where.strip("`").removeprefix("$").lstrip(".") or "request"
+    length = _LENGTH.fullmatch(problem)
+    if length:
+        kind, op, limit = length.groups()
+        size = "too long (at most" if op == "<=" else "too short (at least"
+        return f"{field}: {size} {limit} {_LENGTH_WORDS[kind]})"
+    return f"{field}: {problem[:1].lower()}{problem[1:].replace('`', '')}"
+
+
 def _decode_query(endpoint: Endpoint, request: Request) -> Any:
     if endpoint.query is None:
         return None
@@ -110,7 +129,7 @@ def _decode_query(endpoint: Endpoint, request: Request) -> Any:
     try:
         return msgspec.convert(raw, endpoint.query, strict=False)
     except msgspec.ValidationError as exc:
-        raise ApiError(400, f"invalid query: {exc}", "invalid_query") from None
+        raise ApiError(400, human_error(exc), "invalid_query") from None
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -134,7 +153,7 @@ def _decode_body(endpoint: Endpoint, raw: bytes) -> Any:
     try:
         return msgspec.json.decode(raw or b"{}", type=endpoint.body)
     except msgspec.ValidationError as exc:
-        raise ApiError(400, f"invalid body: {exc}", "invalid_body") from None
+        raise ApiError(400, human_error(exc), "invalid_body") from None
     except msgspec.DecodeError as exc:
         raise ApiError(400, f"body is not valid JSON: {exc}", "invalid_json") from None
     except RecursionError:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from claude_mem.text import counted  # noqa: F401 - re-exported for the compressor rules
+
 TITLE_CHARS = 120
 SUBTITLE_CHARS = 120
 FACT_CHARS = 200
@@ -45,11 +47,6 @@ def bounded(text: str) -> str:
     if len(text) <= SCAN_CHARS:
         return text
     return text[: SCAN_CHARS // 3] + "\n" + text[-(SCAN_CHARS * 2 // 3) :]
-
-
-def counted(number: int, singular: str, plural: str | None = None) -> str:
-    """'1 file', '3 files' (or the given plural: '2 entries')."""
-    return f"{number} {singular if number == 1 else plural or singular + 's'}"
 
 
 def shortlist(items: Sequence[str], limit: int = 3) -> str:

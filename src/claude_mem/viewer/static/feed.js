@@ -15,6 +15,16 @@ export const cardKey = (kind, id) => `${kind}:${id}`;
 const newer = (a, b) =>
   a.time - b.time || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || a.id - b.id;
 
+// The worker's one query limit (store/fulltext.py: QUERY_CHARS, _HEAD_CHARS, _JOIN; a test
+// keeps them equal): a pasted text is clipped the same way before it is sent.
+const QUERY_CHARS = 2000;
+const HEAD_CHARS = 1200;
+const JOIN = " … ";
+export const clipQuery = (text) =>
+  text.length <= QUERY_CHARS
+    ? text
+    : text.slice(0, HEAD_CHARS) + JOIN + text.slice(-(QUERY_CHARS - HEAD_CHARS - JOIN.length));
+
 const cssName = (text) => String(text).toLowerCase().replace(/[^a-z0-9-]/g, "-");
 
 export class Feed {
@@ -48,7 +58,7 @@ export class Feed {
     const params = { project, platform, since, until };
     if (type === "prompt" || type === "summary") params.kind = type;
     else if (type) params.type = type;
-    if (this.searching) params.query = this.query.trim();
+    if (this.searching) params.query = clipQuery(this.query.trim());
     return params;
   }
 
@@ -110,6 +120,9 @@ export class Feed {
     if (!shown) text = this.searching ? "Nothing matches this search." : "No memory matches.";
     else if (this.hasMore) text = `${shown.toLocaleString()} shown; scroll for more.`;
     else text = `${shown.toLocaleString()} shown: that is all.`;
+    if (this.searching && clipQuery(this.query.trim()) !== this.query.trim()) {
+      text += ` Query clipped to ${QUERY_CHARS.toLocaleString()} characters.`;
+    }
     if (this.missedWhileSearching) {
       text += ` ${this.missedWhileSearching} new since this search: clear it to see them.`;
     }

@@ -11,25 +11,26 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from claude_mem.search.filters import build_filters
+from claude_mem.search.filters import build_filters, check_types
 from claude_mem.search.hybrid import Hit, HybridSearcher, Timeline, parse_anchor
 from claude_mem.search.render import index_text, semantic_text, timeline_text
+from claude_mem.store import facets
+from claude_mem.store.fulltext import clip_query
 from claude_mem.store.rows import safe_text
 from claude_mem.store.search_queries import KINDS, SearchFilters
+from claude_mem.text import shorten
 from claude_mem.worker.api import MAX_ID, ApiError, Call, Endpoint
 from claude_mem.worker.schemas import Limit, Offset
 
-MAX_QUERY_CHARS = 4000
 SEMANTIC_MIN_CHARS = 20  # shorter prompts ("yes", "go on") carry no topic to match
 
 Depth = Annotated[int, msgspec.Meta(ge=0, le=50)]
-QueryText = Annotated[str, msgspec.Meta(max_length=MAX_QUERY_CHARS)]
 RecordKind = Literal["observation", "summary", "prompt"]
 Format = Literal["json", "text"]
 
 
 class SearchQuery(msgspec.Struct, kw_only=True):
-    query: QueryText = ""
+    query: str = ""  # any length: clipped to fulltext.QUERY_CHARS, and the answer says so
     project: list[str] = []
     cwd: str | None = None
     kind: list[RecordKind] = []
@@ -46,7 +47,8 @@ class SearchQuery(msgspec.Struct, kw_only=True):
 
 
 class SearchResponse(msgspec.Struct, kw_only=True):
-    query: str
+    query: str  # as searched: clipped when it was longer than QUERY_CHARS
+    clipped: bool
     mode: Literal["hybrid", "fulltext", "recent"]
     hits: list[Hit]
     has_more: bool
@@ -58,7 +60,7 @@ class SearchResponse(msgspec.Struct, kw_only=True):
 class TimelineQuery(msgspec.Struct, kw_only=True):
     anchor: str | None = None
     session: Annotated[int, msgspec.Meta(ge=0, le=MAX_ID)] | None = None
-    query: QueryText | None = None
+    query: str | None = None
     depth_before: Depth = 5
     depth_after: Depth = 5
     project: list[str] = []
@@ -75,7 +77,7 @@ class TimelineResponse(msgspec.Struct, kw_only=True):
 
 
 class SemanticBody(msgspec.Struct, kw_only=True):
-    q: QueryText
+    q: str
     project: str | list[str] | None = None
     cwd: str | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
@@ -100,6 +102,17 @@ def _filters(call: Call, **values: object) -> SearchFilters:
         raise ApiError(400, str(exc), "invalid_query") from None
 
 
+def _check_types(call: Call, filters: SearchFilters) -> None:
+    """400 for a type that is neither known nor stored (see filters.check_types)."""
+    if not filters.types:
+        return
+    assert call.state.db is not None
+    try:
+        check_types(filters.types, facets.observation_types(call.state.db.read()))
+    except ValueError as exc:
+        raise ApiError(400, str(exc), "invalid_query") from None
+
+
 def search(call: Call) -> SearchResponse:
     q: SearchQuery = call.query
     filters = _filters(
@@ -114,16 +127,19 @@ def search(call: Call) -> SearchResponse:
         platforms=q.platform,
         session_id=q.session_id,
     )
+    _check_types(call, filters)
     kinds = tuple(k for k in KINDS if not q.kind or k in q.kind)
-    result = _searcher(call).search(q.query, filters, kinds=kinds, limit=q.limit, offset=q.offset)
+    query = clip_query(q.query)
+    result = _searcher(call).search(query, filters, kinds=kinds, limit=q.limit, offset=q.offset)
     return SearchResponse(
-        query=q.query,
+        query=query,
+        clipped=query != q.query,
         mode=result.mode,
         hits=result.hits,
         has_more=result.has_more,
         offset=q.offset,
         limit=q.limit,
-        text=index_text(q.query, result, q.offset) if q.format == "text" else None,
+        text=index_text(query, result, q.offset) if q.format == "text" else None,
     )
 
 
@@ -146,7 +162,7 @@ def timeline(call: Call) -> TimelineResponse:
         best = searcher.search(q.query or "", filters, limit=1).hits
         if not best or not (q.query or "").strip():
             raise ApiError(404, "nothing matches that query", "not_found")
-        anchor, heading = (best[0].kind, best[0].id), f'query "{q.query}"'
+        anchor, heading = (best[0].kind, best[0].id), f'query "{shorten(q.query or "", 80)}"'
     found: Timeline | None = searcher.timeline(
         anchor, filters, before=q.depth_before, after=q.depth_after
     )
