@@ -7,12 +7,20 @@ bench/worker_start_bench.py; the model adds ~130), and polls the store every cou
 seconds — the pipeline commits observations on its own schedule, and polling keeps the
 embedder independent of it (`notify()` shortens the wait). Search covers rows not yet
 embedded through full text, so falling behind costs recall, never correctness.
+
+Two kinds of failure are told apart at their source. Loading the model touches no database:
+if it fails (files missing or corrupt, onnxruntime cannot load them) embedding stops for the
+worker's life, and `state` says "failed" with the reason (/api/health, `status`, `doctor`, the
+viewer). Everything after that is the store — a writer holding the lock through a large
+import, a busy disk — and passes: it is retried with backoff (BACKOFF_START_S doubling to
+BACKOFF_MAX_S, forever), logged once per streak, with `state` "retrying" meanwhile.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -22,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from claude_mem import log
 from claude_mem.search.embed import Embedder, load_embedder
 from claude_mem.store import vectors as store
+from claude_mem.store.db import WouldBlock
 from claude_mem.store.search_queries import KINDS
 
 if TYPE_CHECKING:
@@ -32,11 +41,51 @@ if TYPE_CHECKING:
 
 POLL_S = 2.0
 RESYNC_S = 30.0  # how often the in-memory index is checked against the store (deletes)
-ERROR_BACKOFF_S = 30.0
+BACKOFF_START_S = 0.5  # first wait after a failed store operation; doubles per failure
+BACKOFF_MAX_S = 30.0
 BATCH_ROWS = 8
 QUERY_CACHE = 128
 BACKGROUND_NICE = 10
 QUIET_S = 0.5  # well above the gaps inside a burst, which a pipeline commit can stretch
+
+# What `state` says (status(), health()).
+WAITING = "waiting"  # nothing to embed yet: the model is not loaded
+LOADING = "loading"
+READY = "ready"
+RETRYING = "retrying"  # the store failed (locked, busy): retried with backoff
+FAILED = "failed"  # the model cannot load: embedding stopped, search uses full text
+
+
+class Backoff:
+    """Waits between retries of a failing store operation: BACKOFF_START_S doubling to
+    BACKOFF_MAX_S, for as long as it fails. One log line when a streak starts, one when it
+    ends: a lock held through a long import must not fill the log."""
+
+    def __init__(self) -> None:
+        self.failures = 0
+        self._delay = 0.0
+
+    def failed(self, error: str) -> float:
+        """Count a failure; the seconds to wait before the next try."""
+        self.failures += 1
+        self._delay = min(BACKOFF_MAX_S, self._delay * 2) if self._delay else BACKOFF_START_S
+        if self.failures == 1:
+            log.warn("embed", "store unavailable; embedding retries with backoff", error=error)
+        return self._delay
+
+    def succeeded(self) -> None:
+        if self.failures:
+            log.info("embed", "store available again; embedding resumes", failures=self.failures)
+        self.failures, self._delay = 0, 0.0
+
+
+def _store_error(exc: BaseException) -> bool:
+    """A database problem (locked, busy, I/O), never the model's: it passes, so retry."""
+    return isinstance(exc, sqlite3.Error | WouldBlock)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
 
 
 class Embedding:
@@ -68,7 +117,9 @@ class Embedding:
         self._thread: threading.Thread | None = None
         self._loaded = threading.Event()
         self._asked = threading.Event()  # a search wanted vectors before the model was loaded
-        self.error: str | None = None
+        self.state = WAITING
+        self.error: str | None = None  # why embedding is retrying or has failed
+        self._backoff = Backoff()
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._queries_lock = threading.Lock()
         self._last_resync = 0.0
@@ -128,6 +179,15 @@ class Embedding:
                 self._queries.popitem(last=False)
         return vector
 
+    def health(self) -> dict[str, Any]:
+        """What the embedder is doing, without touching the store (/api/health)."""
+        return {
+            "model": self.model,
+            "state": self.state,
+            "error": self.error,
+            "failures": self._backoff.failures,
+        }
+
     def status(self) -> dict[str, Any]:
         embedder = self._embedder
         pending: int | None = None
@@ -135,13 +195,12 @@ class Embedding:
             conn = self.db.read()
             pending = sum(store.count_missing(conn, kind, embedder.model_id) for kind in KINDS)
         return {
-            "model": self.model,
+            **self.health(),
             "model_id": embedder.model_id if embedder else None,
             "dim": embedder.dim if embedder else None,
             "loaded": self.loaded,
             "embedded": {kind: index.size for kind, index in self._indexes.items()},
             "pending": pending,
-            "error": self.error,
         }
 
     # -- the thread ---------------------------------------------------------------------------
@@ -157,47 +216,73 @@ class Embedding:
         # On Linux a thread id given to setpriority renices just this thread.
         with contextlib.suppress(OSError, AttributeError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+        self._wait_until_needed()
+        embedder = self._retrying(self._load, loading_model=True)
+        if embedder is None:
+            return
+        self._retrying(lambda: self._prepare(embedder))
+        while not self._stopping.is_set() and self.loaded:
+            if self._busy():
+                self._stopping.wait(QUIET_S / 5)
+                continue
+            worked = self._retrying(self._work)
+            if worked is False:
+                self._wake.wait(self._poll_s)
+                self._wake.clear()
+
+    def _wait_until_needed(self) -> None:
+        """Until something is stored (or a search asks) and hooks are calm: an empty worker
+        stays small."""
         with contextlib.suppress(Exception):  # a busy store: load now rather than never
             while not self._stopping.is_set() and (self._busy() or not self._needed()):
                 self._wake.wait(QUIET_S / 5 if self._busy() else self._poll_s)
                 self._wake.clear()
-        if self._stopping.is_set():
-            return
-        try:
-            started = time.monotonic()
-            embedder = self._loader(self.model)
-            if embedder is None:
-                return
-            self._prepare(embedder)
+
+    def _retrying(self, action: Callable[[], Any], *, loading_model: bool = False) -> Any:
+        """`action()`, tried again after each failure with backoff; None once stopping.
+        While `loading_model`, a failure other than the store's is the model's: embedding
+        stops (state FAILED) instead."""
+        while not self._stopping.is_set() and self.state != FAILED:
+            try:
+                result = action()
+            except Exception as exc:
+                if loading_model and not _store_error(exc):
+                    self._fail(exc)
+                    return None
+                self.state, self.error = RETRYING, _describe(exc)
+                self._stopping.wait(self._backoff.failed(self.error))
+                continue
+            self._backoff.succeeded()
+            if self.state == RETRYING:
+                self.state = READY if self.loaded else LOADING
+            self.error = None
+            return result
+        return None
+
+    def _load(self) -> Embedder | None:
+        """The model, loaded off the store: any failure but a database one is the model's."""
+        self.state = LOADING
+        started = time.monotonic()
+        embedder = self._loader(self.model)
+        if embedder is not None:
             log.info(
                 "embed",
                 "model loaded",
                 model=embedder.model_id,
                 seconds=round(time.monotonic() - started, 2),
-                vectors={kind: index.size for kind, index in self._indexes.items()},
             )
-        except Exception as exc:  # no model: search runs on full text alone
-            self.error = f"{type(exc).__name__}: {exc}"
-            log.error(
-                "embed", "embedding model unavailable; search uses full text", error=self.error
-            )
-            return
-        while not self._stopping.is_set():
-            if self._busy():
-                self._stopping.wait(QUIET_S / 5)
-                continue
-            try:
-                worked = self.step()
-                if time.monotonic() - self._last_resync > RESYNC_S:
-                    self.resync()
-            except Exception as exc:  # a bad batch or a busy store: retry later
-                self.error = f"{type(exc).__name__}: {exc}"
-                log.warn("embed", "embedding batch failed", error=self.error)
-                self._stopping.wait(ERROR_BACKOFF_S)
-                continue
-            if not worked:
-                self._wake.wait(self._poll_s)
-                self._wake.clear()
+        return embedder
+
+    def _fail(self, exc: BaseException) -> None:
+        self.state, self.error = FAILED, _describe(exc)
+        log.error("embed", "embedding model unavailable; search uses full text", error=self.error)
+
+    def _work(self) -> bool:
+        """One batch, and the periodic resync; whether there was work."""
+        worked = self.step()
+        if time.monotonic() - self._last_resync > RESYNC_S:
+            self.resync()
+        return worked
 
     def _prepare(self, embedder: Embedder) -> None:
         """Vectors from another model can't be compared with this one's: drop them (they are
@@ -210,7 +295,14 @@ class Embedding:
             )
         self._embedder = embedder
         self._reload(embedder.model_id)
+        self.state = READY
         self._loaded.set()
+        log.info(
+            "embed",
+            "vectors loaded",
+            model=embedder.model_id,
+            vectors={kind: index.size for kind, index in self._indexes.items()},
+        )
 
     def _reload(self, model_id: str) -> None:
         conn = self.db.read()

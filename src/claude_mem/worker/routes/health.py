@@ -20,6 +20,7 @@ class Health(msgspec.Struct):
     uptime_s: float
     ready: bool
     error: str | None
+    embedding: dict[str, Any] | None = None  # the embedder's state; None when vectors are off
 
 
 class Readiness(msgspec.Struct):
@@ -37,6 +38,7 @@ def health(call: Call) -> Health:
         uptime_s=round(time.time() - state.started_at, 3),
         ready=state.ready,
         error=state.error,
+        embedding=state.embedding.health() if state.embedding else None,
     )
 
 
