@@ -12,6 +12,7 @@ _STATES = {
     "waiting": "idle: nothing to embed yet",
     "loading": "loading the model",
     "ready": "ready",
+    "locked": "waiting for `claude-mem reindex` to finish",
 }
 
 

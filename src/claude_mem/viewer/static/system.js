@@ -48,7 +48,8 @@ function embeddingText(embedding) {
   const { state, error, failures } = embedding;
   if (state === "failed") return `stopped, the model did not load: ${error}; search uses full text only`;
   if (state === "retrying") return `waiting for the database (${error}; ${failures} tries, retrying)`;
-  return { waiting: "idle: nothing to embed yet", loading: "loading the model" }[state] ?? state;
+  return { waiting: "idle: nothing to embed yet", loading: "loading the model",
+    locked: "waiting for claude-mem reindex to finish" }[state] ?? state;
 }
 
 export async function logsView() {
