@@ -250,3 +250,15 @@ def test_sign_code_shortlist_keeps_nearest_rows_through_adds_and_removes(
         hits = index.query(rows[row_id - 1], k, allowed)
         assert hits[0][0] == row_id
         assert {i for i, _ in hits} <= allowed
+
+
+def test_clear_empties_the_index_and_it_fills_again() -> None:
+    index = VectorIndex()
+    rows = np.eye(4, dtype=np.float32)
+    index.add([1, 2, 3, 4], rows)
+    index.clear()
+    assert index.size == 0
+    assert index.ids() == []
+    assert index.query(rows[0], 2) == []
+    index.add([7], rows[:1])
+    assert index.query(rows[0], 1) == [(7, pytest.approx(1.0))]

@@ -431,6 +431,7 @@ def test_logs_health_theme_narrow_and_keyboard(viewer: Viewer, errors: list[str]
     expect(page.locator("#panel")).to_be_hidden()
     page.get_by_role("link", name="Health").click()
     expect(page.locator("#panel")).to_contain_text("Dead letters")
+    expect(page.locator("#panel")).to_contain_text("off: full-text search only")  # embeddings
     expect(page.locator("#panel")).to_contain_text("local")  # the provider chain
     shot(page, "health")
     page.get_by_role("button", name="Dark theme").click()

@@ -22,6 +22,7 @@ def checks() -> list[dict[str, str]]:
     from claude_mem import paths, settings
     from claude_mem.pipeline import registry
     from claude_mem.pipeline.health import HealthLedger
+    from claude_mem.search import embedding_health
     from claude_mem.store import queue
     from claude_mem.store.db import fts5_available, open_database
     from claude_mem.store.migrations import SchemaError
@@ -79,6 +80,8 @@ def checks() -> list[dict[str, str]]:
         add("database", "fail", str(exc))
     add(*_worker(loaded))
     add(*_embeddings(loaded))
+    if (embedder := embedding_health.doctor_check()) is not None:
+        add(*embedder)
     chain = list(
         dict.fromkeys(
             [

@@ -12,6 +12,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def collect() -> dict[str, object]:
     from claude_mem import control, paths, settings
+    from claude_mem.search import embedding_health
     from claude_mem.store import stats
     from claude_mem.store.db import open_database
 
@@ -30,6 +31,7 @@ def collect() -> dict[str, object]:
             "paused_all": pauses["all"] is not None,
             "paused_sessions": sorted(pauses["sessions"]),  # type: ignore[arg-type]
             "worker": _worker(),
+            "embedding": embedding_health.from_worker(),  # the worker's embedder, or None
         }
 
 
@@ -97,4 +99,8 @@ def run(args: argparse.Namespace) -> int:
     assert isinstance(projects, list)
     print(f"projects      {', '.join(projects) if projects else '(none yet)'}")
     print(f"mode          {_capture_line(info)}")
+    if isinstance(info["embedding"], dict):
+        from claude_mem.search.embedding_health import describe
+
+        print(f"embeddings    {describe(info['embedding'])[1]}")
     return 0

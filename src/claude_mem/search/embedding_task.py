@@ -7,21 +7,38 @@ bench/worker_start_bench.py; the model adds ~130), and polls the store every cou
 seconds — the pipeline commits observations on its own schedule, and polling keeps the
 embedder independent of it (`notify()` shortens the wait). Search covers rows not yet
 embedded through full text, so falling behind costs recall, never correctness.
+
+Two kinds of failure are told apart at their source. Loading the model touches no database:
+if it fails (files missing or corrupt, onnxruntime cannot load them) embedding stops for the
+worker's life, and `state` says "failed" with the reason (/api/health, `status`, `doctor`, the
+viewer). Everything after that is the store — a writer holding the lock through a large
+import, a busy disk — and passes: it is retried with backoff (BACKOFF_START_S doubling to
+BACKOFF_MAX_S, forever), logged once per streak, with `state` "retrying" meanwhile.
+
+Vectors of one database have one writer at a time, `EmbeddingLock`: the worker's embedder holds
+it while it runs, `claude-mem reindex` without a worker holds it while it embeds (a worker
+started meanwhile waits, state "locked"). With a worker, `reindex` asks it instead
+(`request_reindex`, POST /api/embedding/reindex): the job runs in this thread, between batches,
+so nothing embeds the same rows twice or deletes vectors under the other.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mem import log
 from claude_mem.search.embed import Embedder, load_embedder
 from claude_mem.store import vectors as store
+from claude_mem.store.db import WouldBlock
 from claude_mem.store.search_queries import KINDS
 
 if TYPE_CHECKING:
@@ -32,11 +49,145 @@ if TYPE_CHECKING:
 
 POLL_S = 2.0
 RESYNC_S = 30.0  # how often the in-memory index is checked against the store (deletes)
-ERROR_BACKOFF_S = 30.0
+BACKOFF_START_S = 0.5  # first wait after a failed store operation; doubles per failure
+BACKOFF_MAX_S = 30.0
 BATCH_ROWS = 8
+LOCK_POLL_S = 1.0  # how often a worker waiting for `claude-mem reindex` checks its lock
 QUERY_CACHE = 128
 BACKGROUND_NICE = 10
 QUIET_S = 0.5  # well above the gaps inside a burst, which a pipeline commit can stretch
+
+# What `state` says (status(), health()).
+WAITING = "waiting"  # nothing to embed yet: the model is not loaded
+LOADING = "loading"
+READY = "ready"
+RETRYING = "retrying"  # the store failed (locked, busy): retried with backoff
+FAILED = "failed"  # the model cannot load: embedding stopped, search uses full text
+LOCKED = "locked"  # `claude-mem reindex` holds the embedding lock: waiting for it
+
+
+class EmbeddingLock:
+    """The one writer of a database's vectors (an flock beside it, with the holder's pid).
+
+    Two writers would embed the same rows twice, and one's reindex would delete vectors the
+    other's in-memory index still holds."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.path = Path(db_path).with_name("embedding.lock")
+        self._fd: int | None = None
+
+    def acquire(self) -> bool:
+        """Take it without waiting; False when another process holds it."""
+        import fcntl  # noqa: PLC0415 - POSIX only
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return True
+
+    def holder(self) -> str:
+        """The pid written by whoever holds it, for messages ("?" if unreadable)."""
+        try:
+            return self.path.read_text().strip() or "?"
+        except OSError:
+            return "?"
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)  # closing drops the flock
+
+
+@dataclass
+class Reindex:
+    """One `claude-mem reindex` run by the worker: what it covers and how far it got."""
+
+    kinds: tuple[str, ...]
+    resume: bool
+    state: str = "queued"  # queued → running → done; failed if the model cannot load
+    total: int = 0  # records to embed when it started (grows if new ones arrive)
+    done: int = 0
+    model_id: str | None = None
+    error: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("done", "failed")
+
+    def advanced(self, kind: str, embedded: int) -> None:
+        """A batch of `kind` was stored; any other kind means this job's kinds are done."""
+        if kind not in self.kinds:
+            self.state = "done"
+            return
+        self.done += embedded
+        self.total = max(self.total, self.done)
+
+    def snapshot(self) -> dict[str, Any]:
+        return {**asdict(self), "kinds": list(self.kinds)}
+
+
+class EmbeddingFailed(RuntimeError):
+    """The model could not load in this worker: nothing can be embedded until a restart."""
+
+
+class Backoff:
+    """Waits between retries of a failing store operation: BACKOFF_START_S doubling to
+    BACKOFF_MAX_S, for as long as it fails. One log line when a streak starts, one when it
+    ends: a lock held through a long import must not fill the log."""
+
+    def __init__(self) -> None:
+        self.failures = 0
+        self._delay = 0.0
+
+    def failed(self, error: str) -> float:
+        """Count a failure; the seconds to wait before the next try."""
+        self.failures += 1
+        self._delay = min(BACKOFF_MAX_S, self._delay * 2) if self._delay else BACKOFF_START_S
+        if self.failures == 1:
+            log.warn("embed", "store unavailable; embedding retries with backoff", error=error)
+        return self._delay
+
+    def succeeded(self) -> None:
+        if self.failures:
+            log.info("embed", "store available again; embedding resumes", failures=self.failures)
+        self.failures, self._delay = 0, 0.0
+
+
+def _store_error(exc: BaseException) -> bool:
+    """A database problem (locked, busy, I/O), never the model's: it passes, so retry."""
+    return isinstance(exc, sqlite3.Error | WouldBlock)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def embed_batch(db: Database, embedder: Embedder, kind: str) -> tuple[list[int], np.ndarray] | None:
+    """Embed and store up to BATCH_ROWS rows of `kind` that have no vector from this model:
+    (ids stored, their rows), or None when none is missing. Each batch commits, so an
+    interrupted run resumes where it stopped."""
+    rows = store.missing(db.read(), kind, embedder.model_id, BATCH_ROWS)
+    if not rows:
+        return None
+    matrix = embedder.embed([text for _, text in rows])
+    stored: list[int] = []
+    with db.write() as conn:
+        for (row_id, _), vector in zip(rows, matrix, strict=True):
+            if store.upsert(conn, kind, row_id, embedder.model_id, vector):
+                stored.append(row_id)
+    kept = set(stored)
+    return stored, matrix[[i for i, (row_id, _) in enumerate(rows) if row_id in kept]]
+
+
+def count_missing(db: Database, model_id: str, kinds: Iterable[str]) -> int:
+    conn = db.read()
+    return sum(store.count_missing(conn, kind, model_id) for kind in kinds)
 
 
 class Embedding:
@@ -68,7 +219,12 @@ class Embedding:
         self._thread: threading.Thread | None = None
         self._loaded = threading.Event()
         self._asked = threading.Event()  # a search wanted vectors before the model was loaded
-        self.error: str | None = None
+        self.state = WAITING
+        self.error: str | None = None  # why embedding is retrying or has failed
+        self._backoff = Backoff()
+        self._lock = EmbeddingLock(db.path)
+        self._job: Reindex | None = None
+        self._jobs_lock = threading.Lock()
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._queries_lock = threading.Lock()
         self._last_resync = 0.0
@@ -128,20 +284,62 @@ class Embedding:
                 self._queries.popitem(last=False)
         return vector
 
-    def status(self) -> dict[str, Any]:
-        embedder = self._embedder
-        pending: int | None = None
-        if embedder is not None:
-            conn = self.db.read()
-            pending = sum(store.count_missing(conn, kind, embedder.model_id) for kind in KINDS)
+    # -- reindex --------------------------------------------------------------------------
+
+    def request_reindex(self, kinds: tuple[str, ...], resume: bool) -> Reindex:
+        """Queue a reindex for this thread (the job in progress, if there is one); raises
+        EmbeddingFailed when the model could not load."""
+        if self.state == FAILED:
+            raise EmbeddingFailed(f"embedding stopped, the model did not load: {self.error}")
+        with self._jobs_lock:
+            if self._job is None or self._job.finished:
+                self._job = Reindex(kinds=tuple(k for k in KINDS if k in kinds), resume=resume)
+            job = self._job
+        self._asked.set()  # load the model for it even if nothing else asked yet
+        self._wake.set()
+        return job
+
+    @property
+    def reindex(self) -> Reindex | None:
+        """The last reindex asked of this worker, or None."""
+        return self._job
+
+    def _start_reindex(self) -> None:
+        """Drop the vectors the queued job redoes and count what is left to embed."""
+        job, embedder = self._job, self._embedder
+        if job is None or job.state != "queued" or embedder is None:
+            return
+        with self.db.write() as conn:
+            store.reset(conn, embedder.model_id, job.kinds, keep=job.resume)
+        if not job.resume:
+            for kind in job.kinds:
+                self._indexes[kind].clear()
+        job.model_id = embedder.model_id
+        job.total = count_missing(self.db, embedder.model_id, job.kinds)
+        job.state = "running" if job.total else "done"
+        log.info(
+            "embed", "reindex started", kinds=list(job.kinds), resume=job.resume, total=job.total
+        )
+
+    def health(self) -> dict[str, Any]:
+        """What the embedder is doing, without touching the store (/api/health)."""
         return {
             "model": self.model,
+            "state": self.state,
+            "error": self.error,
+            "failures": self._backoff.failures,
+        }
+
+    def status(self) -> dict[str, Any]:
+        embedder = self._embedder
+        pending = count_missing(self.db, embedder.model_id, KINDS) if embedder else None
+        return {
+            **self.health(),
             "model_id": embedder.model_id if embedder else None,
             "dim": embedder.dim if embedder else None,
             "loaded": self.loaded,
             "embedded": {kind: index.size for kind, index in self._indexes.items()},
             "pending": pending,
-            "error": self.error,
         }
 
     # -- the thread ---------------------------------------------------------------------------
@@ -157,47 +355,106 @@ class Embedding:
         # On Linux a thread id given to setpriority renices just this thread.
         with contextlib.suppress(OSError, AttributeError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+        self._wait_until_needed()
+        if not self._take_lock():
+            return
+        try:
+            self._embed_while_running()
+        finally:
+            self._lock.release()
+
+    def _embed_while_running(self) -> None:
+        embedder = self._retrying(self._load, loading_model=True)
+        if embedder is None:
+            return
+        self._retrying(lambda: self._prepare(embedder))
+        while not self._stopping.is_set() and self.loaded:
+            self._retrying(self._start_reindex)
+            if self._busy():
+                self._stopping.wait(QUIET_S / 5)
+                continue
+            worked = self._retrying(self._work)
+            if worked is False:
+                self._wake.wait(self._poll_s)
+                self._wake.clear()
+
+    def _take_lock(self) -> bool:
+        """Wait for `claude-mem reindex` run without a worker to finish (it holds the lock);
+        False if the worker stops first."""
+        while not self._stopping.is_set():
+            acquired = self._retrying(self._lock.acquire)  # an unwritable data dir passes too
+            if acquired is None:
+                return False
+            if acquired:
+                if self.state == LOCKED:
+                    log.info("embed", "claude-mem reindex finished; embedding resumes")
+                    self.state = WAITING
+                return True
+            if self.state != LOCKED:
+                self.state = LOCKED
+                log.info(
+                    "embed", "claude-mem reindex is embedding; waiting", pid=self._lock.holder()
+                )
+            self._wake.wait(LOCK_POLL_S)
+            self._wake.clear()
+        return False
+
+    def _wait_until_needed(self) -> None:
+        """Until something is stored (or a search asks) and hooks are calm: an empty worker
+        stays small."""
         with contextlib.suppress(Exception):  # a busy store: load now rather than never
             while not self._stopping.is_set() and (self._busy() or not self._needed()):
                 self._wake.wait(QUIET_S / 5 if self._busy() else self._poll_s)
                 self._wake.clear()
-        if self._stopping.is_set():
-            return
-        try:
-            started = time.monotonic()
-            embedder = self._loader(self.model)
-            if embedder is None:
-                return
-            self._prepare(embedder)
+
+    def _retrying(self, action: Callable[[], Any], *, loading_model: bool = False) -> Any:
+        """`action()`, tried again after each failure with backoff; None once stopping.
+        While `loading_model`, a failure other than the store's is the model's: embedding
+        stops (state FAILED) instead."""
+        while not self._stopping.is_set() and self.state != FAILED:
+            try:
+                result = action()
+            except Exception as exc:
+                if loading_model and not _store_error(exc):
+                    self._fail(exc)
+                    return None
+                self.state, self.error = RETRYING, _describe(exc)
+                self._stopping.wait(self._backoff.failed(self.error))
+                continue
+            self._backoff.succeeded()
+            if self.state == RETRYING:
+                self.state = READY if self.loaded else LOADING
+            self.error = None
+            return result
+        return None
+
+    def _load(self) -> Embedder | None:
+        """The model, loaded off the store: any failure but a database one is the model's."""
+        self.state = LOADING
+        started = time.monotonic()
+        embedder = self._loader(self.model)
+        if embedder is not None:
             log.info(
                 "embed",
                 "model loaded",
                 model=embedder.model_id,
                 seconds=round(time.monotonic() - started, 2),
-                vectors={kind: index.size for kind, index in self._indexes.items()},
             )
-        except Exception as exc:  # no model: search runs on full text alone
-            self.error = f"{type(exc).__name__}: {exc}"
-            log.error(
-                "embed", "embedding model unavailable; search uses full text", error=self.error
-            )
-            return
-        while not self._stopping.is_set():
-            if self._busy():
-                self._stopping.wait(QUIET_S / 5)
-                continue
-            try:
-                worked = self.step()
-                if time.monotonic() - self._last_resync > RESYNC_S:
-                    self.resync()
-            except Exception as exc:  # a bad batch or a busy store: retry later
-                self.error = f"{type(exc).__name__}: {exc}"
-                log.warn("embed", "embedding batch failed", error=self.error)
-                self._stopping.wait(ERROR_BACKOFF_S)
-                continue
-            if not worked:
-                self._wake.wait(self._poll_s)
-                self._wake.clear()
+        return embedder
+
+    def _fail(self, exc: BaseException) -> None:
+        self.state, self.error = FAILED, _describe(exc)
+        log.error("embed", "embedding model unavailable; search uses full text", error=self.error)
+        job = self._job
+        if job is not None and not job.finished:
+            job.state, job.error = "failed", self.error
+
+    def _work(self) -> bool:
+        """One batch, and the periodic resync; whether there was work."""
+        worked = self.step()
+        if time.monotonic() - self._last_resync > RESYNC_S:
+            self.resync()
+        return worked
 
     def _prepare(self, embedder: Embedder) -> None:
         """Vectors from another model can't be compared with this one's: drop them (they are
@@ -210,7 +467,14 @@ class Embedding:
             )
         self._embedder = embedder
         self._reload(embedder.model_id)
+        self.state = READY
         self._loaded.set()
+        log.info(
+            "embed",
+            "vectors loaded",
+            model=embedder.model_id,
+            vectors={kind: index.size for kind, index in self._indexes.items()},
+        )
 
     def _reload(self, model_id: str) -> None:
         conn = self.db.read()
@@ -221,25 +485,23 @@ class Embedding:
         _release_freed_memory()
 
     def step(self) -> bool:
-        """Embed one batch of the first kind with pending rows (observations first); returns
-        whether there was work."""
+        """Embed one batch of the first kind with pending rows (a running reindex's kinds
+        first, then observations, summaries, prompts); returns whether there was work."""
         embedder = self._embedder
         if embedder is None:
             return False
-        for kind in KINDS:
-            rows = store.missing(self.db.read(), kind, embedder.model_id, BATCH_ROWS)
-            if not rows:
+        job = self._job if self._job is not None and self._job.state == "running" else None
+        first = job.kinds if job is not None else ()
+        for kind in (*first, *(k for k in KINDS if k not in first)):
+            batch = embed_batch(self.db, embedder, kind)
+            if batch is None:
                 continue
-            matrix = embedder.embed([text for _, text in rows])
-            stored: list[int] = []
-            with self.db.write() as conn:
-                for (row_id, _), vector in zip(rows, matrix, strict=True):
-                    if store.upsert(conn, kind, row_id, embedder.model_id, vector):
-                        stored.append(row_id)
-            kept = set(stored)
-            keep = [i for i, (row_id, _) in enumerate(rows) if row_id in kept]
-            self._indexes[kind].add(stored, matrix[keep])
+            self._indexes[kind].add(*batch)
+            if job is not None:
+                job.advanced(kind, len(batch[0]))
             return True
+        if job is not None:
+            job.state = "done"
         return False
 
     def resync(self) -> None:

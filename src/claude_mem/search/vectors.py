@@ -125,6 +125,10 @@ class VectorIndex:
             self._n = n
             self._pos = {i: p for p, i in enumerate(unique)}
 
+    def clear(self) -> None:
+        """Hold nothing (a reindex dropped this kind's vectors)."""
+        self.replace([], np.zeros((0, self._dim or 0), dtype=np.float32))
+
     def add(self, ids: Sequence[int], matrix: np.ndarray) -> None:
         """Insert rows; an id already present has its vector replaced."""
         ids = [int(i) for i in ids]

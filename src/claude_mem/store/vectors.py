@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from claude_mem.store.rows import now_ms
@@ -155,6 +156,15 @@ def delete_model(conn: sqlite3.Connection, model: str, kind: str | None = None) 
         return conn.execute("DELETE FROM vectors WHERE model = ?", (model,)).rowcount
     _table(kind)
     return conn.execute("DELETE FROM vectors WHERE model = ? AND kind = ?", (model, kind)).rowcount
+
+
+def reset(conn: sqlite3.Connection, model: str, kinds: Iterable[str], *, keep: bool) -> None:
+    """The start of a reindex: other models' vectors go, and `model`'s of `kinds` unless
+    `keep` (--resume); what is left missing is then embedded."""
+    delete_other_models(conn, model)
+    if not keep:
+        for kind in kinds:
+            delete_model(conn, model, kind)
 
 
 def models(conn: sqlite3.Connection) -> dict[str, int]:

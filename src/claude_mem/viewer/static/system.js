@@ -19,6 +19,7 @@ export async function healthView() {
           ["Up for", `${Math.round(health.uptime_s).toLocaleString()} s`],
           ["Database", `${stats.database_path} (${stats.database_bytes.toLocaleString()} bytes)`],
           ["Live viewers", stats.stream_clients],
+          ["Embeddings", embeddingText(health.embedding)],
         ])),
       el("section", { class: "detail-section" }, el("h3", { text: "Memory" }),
         facts(Object.entries(stats.counts).map(([table, count]) => [table, count.toLocaleString()]))),
@@ -39,6 +40,16 @@ export async function healthView() {
           : el("p", { class: "hint", text: "No provider has failed since the ledger began." })),
     ],
   };
+}
+
+// The embedder's state from /api/health: a stopped model is said, with its reason.
+function embeddingText(embedding) {
+  if (!embedding) return "off: full-text search only";
+  const { state, error, failures } = embedding;
+  if (state === "failed") return `stopped, the model did not load: ${error}; search uses full text only`;
+  if (state === "retrying") return `waiting for the database (${error}; ${failures} tries, retrying)`;
+  return { waiting: "idle: nothing to embed yet", loading: "loading the model",
+    locked: "waiting for claude-mem reindex to finish" }[state] ?? state;
 }
 
 export async function logsView() {

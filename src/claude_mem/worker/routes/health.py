@@ -21,6 +21,7 @@ class Health(msgspec.Struct):
     ready: bool
     error: str | None
     data_dir_id: str  # paths.data_dir_id(): which memory this worker serves, without the path
+    embedding: dict[str, Any] | None = None  # the embedder's state; None when vectors are off
 
 
 class Readiness(msgspec.Struct):
@@ -39,6 +40,7 @@ def health(call: Call) -> Health:
         ready=state.ready,
         error=state.error,
         data_dir_id=paths.data_dir_id(),
+        embedding=state.embedding.health() if state.embedding else None,
     )
 
 
