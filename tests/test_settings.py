@@ -179,3 +179,62 @@ def test_settings_module_is_stdlib_only() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --- provider names (checked against the installed providers once the registry is imported) ---
+
+INSTALLED = "anthropic, claude-agent-sdk, gemini, local, openai-compatible"
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "bad"),
+    [
+        ("CLAUDE_MEM_PROVIDER", "openai", "openai"),
+        ("CLAUDE_MEM_PROVIDER", "bogus-provider", "bogus-provider"),
+        ("CLAUDE_MEM_FALLBACK_PROVIDERS", "local, bogus-provider", "bogus-provider"),
+    ],
+)
+def test_unknown_provider_refused_naming_installed_ones(key: str, raw: str, bad: str) -> None:
+    from claude_mem.pipeline import registry
+
+    assert registry.installed() == INSTALLED.split(", ")
+    with pytest.raises(settings.SettingsError) as error:
+        settings.save({key: raw})
+    assert str(error.value) == f"{key}: unknown provider '{bad}'; installed: {INSTALLED}"
+    assert not paths.settings_path().exists()
+
+
+def test_installed_providers_and_lists_accepted() -> None:
+    from claude_mem.pipeline import registry  # noqa: F401
+
+    saved = settings.save(
+        {"CLAUDE_MEM_PROVIDER": "Gemini", "CLAUDE_MEM_FALLBACK_PROVIDERS": "anthropic, local"}
+    )
+    assert saved == {
+        "CLAUDE_MEM_PROVIDER": "gemini",
+        "CLAUDE_MEM_FALLBACK_PROVIDERS": "anthropic,local",
+    }
+    assert settings.save({"CLAUDE_MEM_FALLBACK_PROVIDERS": ""}) == {
+        "CLAUDE_MEM_FALLBACK_PROVIDERS": ""
+    }
+
+
+def test_unknown_provider_in_env_is_a_problem() -> None:
+    from claude_mem.pipeline import registry  # noqa: F401
+
+    loaded = settings.load(environ={"CLAUDE_MEM_PROVIDER": "openai"})
+    assert loaded["CLAUDE_MEM_PROVIDER"] == "local"
+    assert loaded.problems == [
+        f"CLAUDE_MEM_PROVIDER: unknown provider 'openai'; installed: {INSTALLED} "
+        "(from env; using 'local')"
+    ]
+
+
+def test_registered_plugin_counts_as_installed() -> None:
+    from claude_mem.pipeline import registry
+
+    registry.register("my-plugin", lambda s: registry.create("local", s))
+    try:
+        assert settings.save({"CLAUDE_MEM_PROVIDER": "my-plugin"})
+    finally:
+        registry._factories.pop("my-plugin")

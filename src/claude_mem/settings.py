@@ -1,21 +1,30 @@
 """Settings: typed defaults in one table, `settings.json` on top, environment on top of that.
 
 The file holds flat `CLAUDE_MEM_*` keys. Values may be JSON natives or strings (the original
-project writes everything as strings), so both parse. A bad value never stops a hook: it falls
-back to its default and is reported as a problem; `claude-mem doctor` shows problems and keys we
-do not know (those are kept in the file untouched). Stdlib only: the hook path imports this.
+project writes everything as strings), so both parse. A bad file or value never stops a reader:
+every load that finds settings.json valid keeps a byte copy of it (`state/settings.last-good.json`),
+and a file that is not valid JSON, or a value that is not allowed, falls back to that copy (then
+to the default) and becomes a problem the reader reports: the CLI on stderr, the worker in its
+log and in the next session-start context. Keys we do not know are kept in the file untouched.
+Stdlib only: the hook path imports this.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from claude_mem import paths
 
 Value = str | int | bool
+
+# Who knows the installed providers: pipeline.registry sets this when it is imported (worker,
+# CLI, doctor). It returns None for an installed name, else the installed names. The hook path
+# never imports the registry (listing entry points scans site-packages), so hooks check only a
+# provider name's form; they never use the provider.
+provider_lookup: Callable[[str], list[str] | None] | None = None
 
 
 class SettingsError(ValueError):
@@ -60,32 +69,20 @@ class Spec:
             return "a comma-separated list"
         if self.kind == "name":
             return "a name of lowercase letters, digits, '.', '_' or '-'"
+        if self.kind == "provider":
+            return "an installed provider's name"
+        if self.kind == "providers":
+            return "a comma-separated list of installed providers' names"
         return "text"
 
     def parse(self, raw: object) -> Value:
         """Coerce a file or env value to this setting's type, or raise SettingsError."""
-        problem = f"{self.key}: {raw!r} is not allowed; expected {self.allowed()}"
+        shown = "'********'" if self.secret else repr(raw)
+        problem = f"{self.key}: {shown} is not allowed; expected {self.allowed()}"
         if self.kind == "bool":
-            if isinstance(raw, bool):
-                return raw
-            text = str(raw).strip().lower()
-            if text in ("true", "1", "yes", "on"):
-                return True
-            if text in ("false", "0", "no", "off"):
-                return False
-            raise SettingsError(problem)
+            return _parse_bool(raw, problem)
         if self.kind == "int":
-            if isinstance(raw, bool):
-                raise SettingsError(problem)
-            try:
-                number = int(str(raw).strip()) if not isinstance(raw, int) else raw
-            except ValueError:
-                raise SettingsError(problem) from None
-            lo = self.minimum if self.minimum is not None else number
-            hi = self.maximum if self.maximum is not None else number
-            if not lo <= number <= hi:
-                raise SettingsError(problem)
-            return number
+            return self._parse_int(raw, problem)
         if not isinstance(raw, str | int | float) or isinstance(raw, bool):
             raise SettingsError(problem)
         text = str(raw).strip()
@@ -95,13 +92,59 @@ class Spec:
                     return choice
             raise SettingsError(problem)
         if self.kind == "csv":
-            return ",".join(item.strip() for item in text.split(",") if item.strip())
+            return ",".join(_items(text))
         if self.kind == "name":
-            name = text.lower()
-            if not name or not all(c.isalnum() or c in "._-" for c in name) or not name.isascii():
-                raise SettingsError(problem)
-            return name
+            return _parse_name(text, problem)
+        if self.kind == "provider":
+            return self._installed([_parse_name(text, problem)])
+        if self.kind == "providers":
+            return self._installed([_parse_name(item, problem) for item in _items(text)])
         return text
+
+    def _parse_int(self, raw: object, problem: str) -> int:
+        if isinstance(raw, bool):
+            raise SettingsError(problem)
+        try:
+            number = int(str(raw).strip()) if not isinstance(raw, int) else raw
+        except ValueError:
+            raise SettingsError(problem) from None
+        lo = self.minimum if self.minimum is not None else number
+        hi = self.maximum if self.maximum is not None else number
+        if not lo <= number <= hi:
+            raise SettingsError(problem)
+        return number
+
+    def _installed(self, names: list[str]) -> str:
+        """The provider names joined, once each is known to be installed (where that is known)."""
+        for name in names:
+            installed = provider_lookup(name) if provider_lookup is not None else None
+            if installed is not None:
+                raise SettingsError(
+                    f"{self.key}: unknown provider {name!r}; installed: {', '.join(installed)}"
+                )
+        return ",".join(names)
+
+
+def _parse_bool(raw: object, problem: str) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise SettingsError(problem)
+
+
+def _parse_name(text: str, problem: str) -> str:
+    name = text.strip().lower()
+    if not name or not all(c.isalnum() or c in "._-" for c in name) or not name.isascii():
+        raise SettingsError(problem)
+    return name
+
+
+def _items(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
 
 
 def _default_port() -> int:
@@ -132,13 +175,13 @@ _SPECS: tuple[Spec, ...] = (
         "local",
         "Compressor: 'local' works offline with no model; built-ins also anthropic, "
         "openai-compatible, gemini, claude-agent-sdk; plugins add more.",
-        kind="name",
+        kind="provider",
     ),
     Spec(
         "CLAUDE_MEM_FALLBACK_PROVIDERS",
         "local",
         "Providers tried in order when the main one cannot process a batch.",
-        kind="csv",
+        kind="providers",
     ),
     Spec(
         "CLAUDE_MEM_MODEL",

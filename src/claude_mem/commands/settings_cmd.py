@@ -19,6 +19,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from claude_mem import settings
+    from claude_mem.pipeline import registry  # noqa: F401 - provider names are checked too
 
     loaded = settings.load()
     shown = loaded.public()

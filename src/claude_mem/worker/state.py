@@ -29,6 +29,7 @@ class WorkerState:
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or load_settings()
+        _log_problems(self.settings)
         self.version = __version__
         self.pid = os.getpid()
         self.port: int | None = None
@@ -56,6 +57,7 @@ class WorkerState:
 
     def reload_settings(self) -> Settings:
         self.settings = load_settings()
+        _log_problems(self.settings)
         return self.settings
 
     def start_opening(self) -> None:
@@ -147,3 +149,8 @@ class WorkerState:
             await asyncio.to_thread(db.checkpoint)
             db.close()
         self.stream.close()
+
+
+def _log_problems(settings: Settings) -> None:
+    for problem in settings.problems:
+        log.warn("settings", problem)
