@@ -52,3 +52,78 @@ def test_worker_logs_unknown_provider_from_env(real: Env) -> None:
     real.start()
     expected = "CLAUDE_MEM_PROVIDER: unknown provider 'openai'; installed:"
     assert wait_until(lambda: expected in real.log_text())
+
+
+BROKEN = '{\n  "CLAUDE_MEM_CONTEXT_TOKEN_BUDGET": 3000,\n}\n'
+
+
+def broken_after_3000() -> str:
+    """The user set 3000, then a hand edit left a trailing comma; the warning each reader gives."""
+    from claude_mem import paths
+
+    assert run("settings", "set", "CLAUDE_MEM_CONTEXT_TOKEN_BUDGET", "3000").returncode == 0
+    paths.settings_path().write_text(BROKEN)
+    return (
+        f"{paths.settings_path()} is not valid JSON (line 3: Expecting property name enclosed "
+        "in double quotes); using the last valid settings"
+    )
+
+
+def test_cli_readers_warn_once_and_keep_the_last_valid_value(data_dir: Path) -> None:
+    problem = broken_after_3000()
+    got = run("settings", "get", "CLAUDE_MEM_CONTEXT_TOKEN_BUDGET")
+    assert (got.returncode, got.stdout, got.stderr) == (0, "3000\n", f"warning: {problem}\n")
+    status = run("status")
+    assert status.returncode == 0, status.stderr
+    assert status.stderr == f"warning: {problem}\n"
+    listing = run("settings", "list")
+    assert "CLAUDE_MEM_CONTEXT_TOKEN_BUDGET=3000  (last-good)" in listing.stdout
+    assert listing.stderr == f"warning: {problem}\n"
+
+
+def test_worker_and_session_start_say_so(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from claude_mem import __version__
+    from tests.test_hooks_process import answer, base_env, hook
+    from tests.worker_fixtures import running_worker
+
+    problem = broken_after_3000()
+    home = tmp_path / "home"
+    home.mkdir()
+    (data_dir / "install-version").write_text(__version__ + "\n")
+    monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")
+    with running_worker() as worker:
+        assert worker.state.settings.get_int("CLAUDE_MEM_CONTEXT_TOKEN_BUDGET") == 3000
+        payload = {"session_id": "s1", "cwd": str(tmp_path), "source": "startup",
+                   "hook_event_name": "SessionStart"}  # fmt: skip
+        done = hook("claude-code", "SessionStart", payload, base_env(data_dir, worker.port, home))
+    assert done.returncode == 0
+    assert done.stderr == b""
+    out = answer(done)
+    line = f"⚠ claude-mem: {problem}. Run `claude-mem doctor`."
+    assert line in str(out["systemMessage"]).splitlines()
+    context = out["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+    assert context.splitlines()[0] == line
+    from claude_mem import log
+
+    logged = [text for path in log.log_files() for text in path.read_text().splitlines()]
+    assert sum(problem in text for text in logged) == 1
+    assert settings_value_in_hook(data_dir, home) == 3000
+
+
+def settings_value_in_hook(data_dir: Path, home: Path) -> object:
+    """What a hook process (stdlib only, `-I -S`) reads for the budget."""
+    from tests.test_hooks_process import ENTRY
+
+    code = (
+        f"import sys; sys.path.insert(0, {str(ENTRY.parents[2])!r}); "
+        "from claude_mem import settings; "
+        "print(settings.load()['CLAUDE_MEM_CONTEXT_TOKEN_BUDGET'])"
+    )
+    env = {"CLAUDE_MEM_DATA_DIR": str(data_dir), "HOME": str(home), "PATH": os.environ["PATH"]}
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code], env=env, capture_output=True, text=True,
+        timeout=60, check=True,
+    )  # fmt: skip
+    return int(done.stdout)

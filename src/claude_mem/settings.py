@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from claude_mem import paths
 
 Value = str | int | bool
+LAST_GOOD_NAME = "settings.last-good.json"
 
 # Who knows the installed providers: pipeline.registry sets this when it is imported (worker,
 # CLI, doctor). It returns None for an installed name, else the installed names. The hook path
@@ -145,6 +147,13 @@ def _parse_name(text: str, problem: str) -> str:
 
 def _items(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def format_value(value: Value) -> str:
+    """A value as settings.json and the README write it: `true`/`false`, numbers, plain text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _default_port() -> int:
@@ -408,48 +417,154 @@ class Settings(Mapping[str, Value]):
         }
 
 
-def read_file(path: Path | None = None) -> dict[str, object]:
-    """The raw settings file as a dict; missing → {}; not a JSON object → SettingsError."""
-    path = path or paths.settings_path()
+def last_good_path(path: Path | None = None) -> Path:
+    """The copy of the last valid settings.json, in the state/ folder beside it."""
+    return (path or paths.settings_path()).parent / "state" / LAST_GOOD_NAME
+
+
+def shown_path(path: Path) -> str:
+    """`path` as people write it: the home folder as `~`."""
+    home = os.path.expanduser("~")
+    text = str(path)
+    return "~" + text[len(home) :] if home != "/" and text.startswith(home + os.sep) else text
+
+
+def _read(path: Path) -> tuple[bytes, os.stat_result] | None:
+    """The file's bytes and the identity of what was read (its fstat); None if it is missing."""
     try:
-        raw = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
-        return {}
+        return None
     except OSError as exc:
-        raise SettingsError(f"{path}: cannot be read ({exc.strerror})") from None
+        raise SettingsError(f"{shown_path(path)} cannot be read ({exc.strerror})") from None
+    try:
+        stamp = os.fstat(fd)
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    except OSError as exc:
+        raise SettingsError(f"{shown_path(path)} cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks), stamp
+
+
+def _decode(raw: bytes, path: Path) -> dict[str, object]:
+    """The settings object in `raw`; SettingsError saying where it is broken."""
     try:
         data = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise SettingsError(f"{path}: not valid JSON ({exc})") from None
+    except UnicodeDecodeError:
+        raise SettingsError(f"{shown_path(path)} is not valid JSON (not UTF-8 text)") from None
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}: {exc.msg}"
+        raise SettingsError(f"{shown_path(path)} is not valid JSON ({where})") from None
     if isinstance(data, dict) and isinstance(data.get("env"), dict) and len(data) == 1:
         data = data["env"]  # the original project's old nested shape
     if not isinstance(data, dict):
-        raise SettingsError(f"{path}: must hold a JSON object of CLAUDE_MEM_* keys")
+        raise SettingsError(f"{shown_path(path)} must hold a JSON object of CLAUDE_MEM_* keys")
     return data
 
 
+def read_file(path: Path | None = None) -> dict[str, object]:
+    """The raw settings file as a dict; missing → {}; unreadable or not a JSON object →
+    SettingsError."""
+    path = path or paths.settings_path()
+    found = _read(path)
+    return _decode(found[0], path) if found is not None else {}
+
+
+class _LastGood:
+    """The copy of the last valid settings.json: read only when a fallback is needed, written
+    only when settings.json changed since (one stat otherwise: the hook path loads settings)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._values: dict[str, object] | None = None
+
+    def values(self) -> dict[str, object]:
+        if self._values is None:
+            try:
+                self._values = _decode(self.path.read_bytes(), self.path)
+            except (OSError, SettingsError):
+                self._values = {}
+        return self._values
+
+    def value(self, spec: Spec) -> Value | None:
+        """The copy's value for `spec` if it has one that is still allowed."""
+        raw = self.values().get(spec.key)
+        try:
+            return None if raw is None else spec.parse(raw)
+        except SettingsError:
+            return None
+
+    def keep(self, raw: bytes, stamp: os.stat_result) -> None:
+        """Make the copy hold `raw`; it takes the source's mtime, which tells it is current."""
+        try:
+            copy = os.stat(self.path)
+            if copy.st_size == len(raw) and copy.st_mtime_ns == stamp.st_mtime_ns:
+                return
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return
+        try:
+            paths.write_private_file(self.path, raw)
+            os.utime(self.path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+        except OSError:  # a read-only or full disk: the copy is a safety net, never an error
+            return
+
+
+_FROM = {"file": "file", "last-good": "the last valid settings", "env": "env"}
+
+
+def _shown(value: Value) -> str:
+    return format_value(value) if isinstance(value, bool) else repr(value)
+
+
 def load(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
-    """Defaults ← file ← environment. Never raises: bad values fall back and become problems."""
+    """Defaults ← file ← environment. Never raises: a broken file or a bad value falls back to
+    the last valid settings (then the default) and becomes a problem."""
+    path = path or paths.settings_path()
     environ = os.environ if environ is None else environ
+    last_good = _LastGood(last_good_path(path))
     problems: list[str] = []
     try:
-        file_values = read_file(path)
+        found = _read(path)
+        file_values, layer = (_decode(found[0], path) if found else {}), "file"
     except SettingsError as exc:
-        problems.append(str(exc))
-        file_values = {}
+        found, file_values, layer = None, last_good.values(), "last-good"
+        fallback = "the last valid settings" if file_values else "the defaults"
+        problems.append(f"{exc}; using {fallback}")
+    file_valid = found is not None
     values: dict[str, Value] = {}
     sources: dict[str, str] = {}
     for key, spec in SPECS.items():
         values[key], sources[key] = spec.default, "default"
-        for source, raw in (("file", file_values.get(key)), ("env", environ.get(key))):
+        for source, raw in ((layer, file_values.get(key)), ("env", environ.get(key))):
             if raw is None:
                 continue
             try:
                 values[key], sources[key] = spec.parse(raw), source
             except SettingsError as exc:
-                problems.append(f"{exc} (from {source}; using {values[key]!r})")
+                if source == "file":
+                    file_valid = False
+                    kept = last_good.value(spec)
+                    if kept is not None:
+                        values[key], sources[key] = kept, "last-good"
+                using = _shown(values[key])
+                if sources[key] == "last-good":
+                    using += " from the last valid settings"
+                problems.append(f"{exc} (from {_FROM[source]}; using {using})")
+    if found is not None and file_valid:
+        last_good.keep(*found)
     unknown = {k: v for k, v in file_values.items() if k not in SPECS}
     return Settings(values, sources=sources, unknown=unknown, problems=problems)
+
+
+def warn(loaded: Settings) -> None:
+    """Each problem as one `warning:` line on stderr: how a CLI reader says so."""
+    for problem in loaded.problems:
+        print(f"warning: {problem}", file=sys.stderr)
 
 
 def save(changes: Mapping[str, object], path: Path | None = None) -> dict[str, Value]:
@@ -465,7 +580,10 @@ def save(changes: Mapping[str, object], path: Path | None = None) -> dict[str, V
             known = ", ".join(sorted(SPECS))
             raise SettingsError(f"{key}: unknown setting; known settings are {known}")
         parsed[key] = spec.parse(raw)
-    current = read_file(path)
+    try:
+        current = read_file(path)
+    except SettingsError as exc:
+        raise SettingsError(f"{exc}; fix it first (nothing was changed)") from None
     current.update(parsed)
     paths.write_private_file(path, json.dumps(current, indent=2, sort_keys=True) + "\n")
     return parsed

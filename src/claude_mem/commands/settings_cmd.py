@@ -21,7 +21,18 @@ def run(args: argparse.Namespace) -> int:
     from claude_mem import settings
     from claude_mem.pipeline import registry  # noqa: F401 - provider names are checked too
 
+    if args.action == "set":
+        try:
+            settings.save({args.key: args.value})
+        except settings.SettingsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        loaded = settings.load()
+        settings.warn(loaded)
+        print(f"{args.key} = {loaded.public()[args.key]}")
+        return 0
     loaded = settings.load()
+    settings.warn(loaded)
     shown = loaded.public()
     if args.action == "get":
         if args.key not in shown:
@@ -29,16 +40,6 @@ def run(args: argparse.Namespace) -> int:
             return 2
         print(shown[args.key])
         return 0
-    if args.action == "set":
-        try:
-            settings.save({args.key: args.value})
-        except settings.SettingsError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        print(f"{args.key} = {settings.load().public()[args.key]}")
-        return 0
     for key, value in shown.items():
         print(f"{key}={value}  ({loaded.sources[key]})")
-    for problem in loaded.problems:
-        print(f"problem: {problem}", file=sys.stderr)
     return 0
