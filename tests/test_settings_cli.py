@@ -127,3 +127,69 @@ def settings_value_in_hook(data_dir: Path, home: Path) -> object:
         timeout=60, check=True,
     )  # fmt: skip
     return int(done.stdout)
+
+
+# --- settings reach a running worker without a restart ---
+
+
+def context_of(env: Env, project: str) -> str:
+    from claude_mem.worker.client import request
+    from claude_mem.worker.token import read_token
+
+    answer = request("GET", f"/api/context/inject?project={project}", port=env.port,
+                     token=read_token(), timeout=10)  # fmt: skip
+    assert answer.status == 200, answer.body
+    return answer.body.decode()
+
+
+def test_settings_set_reaches_the_running_worker(real: Env) -> None:
+    from claude_mem.store import Database
+    from tests.store_helpers import observation, session
+
+    with Database() as db:
+        sid = session(db)
+        for n in range(6):
+            observation(db, sid, title=f"finding number {n}", created_at=1_700_000_000_000 + n)
+    pid = real.start()
+    before = context_of(real, "proj")
+    assert all(f"finding number {n}" in before for n in range(6))
+    done = real.cli("settings", "set", "CLAUDE_MEM_CONTEXT_OBSERVATIONS", "2")
+    assert done.returncode == 0, done.stderr
+    assert "restart" not in done.stdout + done.stderr
+    after = context_of(real, "proj")
+    assert "finding number 5" in after
+    assert "finding number 4" in after
+    assert "finding number 3" not in after
+    assert real.health()["pid"] == pid  # type: ignore[index] - the same worker, not restarted
+    assert "settings changed" in real.log_text()
+
+
+def test_settings_that_need_a_restart_say_so(real: Env) -> None:
+    del real.vars["CLAUDE_MEM_EMBEDDING_MODEL"]  # from the file only, this time
+    assert real.cli("settings", "set", "CLAUDE_MEM_EMBEDDING_MODEL", "none").returncode == 0
+    pid = real.start()
+    done = real.cli("settings", "set", "CLAUDE_MEM_EMBEDDING_MODEL", "minilm-l6-int8")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "CLAUDE_MEM_EMBEDDING_MODEL = minilm-l6-int8",
+        f"the running worker (pid {pid}) reads CLAUDE_MEM_EMBEDDING_MODEL only when it starts; "
+        "restart the worker: claude-mem worker restart",
+    ]
+    real.cli("worker", "stop")
+    quiet = real.cli("settings", "set", "CLAUDE_MEM_EMBEDDING_MODEL", "none")
+    assert quiet.stdout == "CLAUDE_MEM_EMBEDDING_MODEL = none\n"
+
+
+def test_redaction_switch_applies_to_the_open_store(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from claude_mem import settings
+    from tests.worker_fixtures import running_worker
+
+    monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")
+    with running_worker() as worker:
+        assert worker.state.db is not None
+        assert worker.state.db.redact_secrets is True
+        settings.save({"CLAUDE_MEM_REDACT_SECRETS": False})
+        assert worker.state.settings.get_bool("CLAUDE_MEM_REDACT_SECRETS") is False
+        assert worker.state.db.redact_secrets is False

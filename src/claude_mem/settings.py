@@ -36,7 +36,17 @@ class SettingsError(ValueError):
 class Spec:
     """One setting: its key, default, type and the values it allows."""
 
-    __slots__ = ("choices", "default", "doc", "key", "kind", "maximum", "minimum", "secret")
+    __slots__ = (
+        "choices",
+        "default",
+        "doc",
+        "key",
+        "kind",
+        "maximum",
+        "minimum",
+        "restart",
+        "secret",
+    )
 
     def __init__(
         self,
@@ -49,6 +59,7 @@ class Spec:
         minimum: int | None = None,
         maximum: int | None = None,
         secret: bool = False,
+        restart: bool = False,
     ) -> None:
         self.key = key
         self.default = default
@@ -58,6 +69,7 @@ class Spec:
         self.minimum = minimum
         self.maximum = maximum
         self.secret = secret
+        self.restart = restart  # the worker reads it once, at start: a change needs a restart
 
     def allowed(self) -> str:
         """Human description of the accepted values, used in every error message."""
@@ -171,12 +183,14 @@ _SPECS: tuple[Spec, ...] = (
         "Worker HTTP port (loopback only).",
         minimum=1024,
         maximum=65535,
+        restart=True,
     ),
     Spec(
         "CLAUDE_MEM_WORKER_HOST",
         "127.0.0.1",
         "Loopback address the worker binds.",
         choices=("127.0.0.1", "localhost", "::1"),
+        restart=True,
     ),
     # Compression pipeline
     Spec(
@@ -334,6 +348,7 @@ _SPECS: tuple[Spec, ...] = (
         "minilm-l6-int8",
         "Local embedding model; 'none' turns vectors off.",
         choices=("minilm-l6-int8", "none"),
+        restart=True,
     ),
     # Knowledge corpora and backups
     Spec(
@@ -415,6 +430,15 @@ class Settings(Mapping[str, Value]):
             key: ("********" if SPECS[key].secret and value else value)
             for key, value in self._values.items()
         }
+
+
+def stamp(path: Path | None = None) -> tuple[int, int, int] | None:
+    """What tells settings.json changed (mtime, size, inode), for one stat; None if missing."""
+    try:
+        found = os.stat(path or paths.settings_path())
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size, found.st_ino
 
 
 def last_good_path(path: Path | None = None) -> Path:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from claude_mem.settings import Settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
         loaded = settings.load()
         settings.warn(loaded)
         print(f"{args.key} = {loaded.public()[args.key]}")
+        for note in _notes(args.key, loaded):
+            print(note)
         return 0
     loaded = settings.load()
     settings.warn(loaded)
@@ -43,3 +49,27 @@ def run(args: argparse.Namespace) -> int:
     for key, value in shown.items():
         print(f"{key}={value}  ({loaded.sources[key]})")
     return 0
+
+
+def _notes(key: str, loaded: Settings) -> list[str]:
+    """What stands between a saved value and the running worker: the environment, a restart."""
+    from claude_mem import settings
+
+    notes = []
+    if loaded.sources[key] == "env":
+        notes.append(f"note: {key} is also set in the environment, which overrides settings.json")
+    worker = _running_worker()
+    if worker is not None and settings.SPECS[key].restart:
+        notes.append(
+            f"the running worker (pid {worker['pid']}) reads {key} only when it starts; "
+            "restart the worker: claude-mem worker restart"
+        )
+    return notes
+
+
+def _running_worker() -> dict[str, Any] | None:
+    """This data dir's worker as its pid file describes it, if that process still runs."""
+    from claude_mem.worker import lifecycle
+
+    info = lifecycle.read_pid_info()
+    return info if info is not None and lifecycle.pid_alive_and_ours(info) else None
