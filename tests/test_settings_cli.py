@@ -193,3 +193,44 @@ def test_redaction_switch_applies_to_the_open_store(
         settings.save({"CLAUDE_MEM_REDACT_SECRETS": False})
         assert worker.state.settings.get_bool("CLAUDE_MEM_REDACT_SECRETS") is False
         assert worker.state.db.redact_secrets is False
+
+
+# --- words: values as the README writes them, one error style, the port really used ---
+
+
+def test_booleans_shown_as_the_readme_writes_them(data_dir: Path) -> None:
+    assert run("settings", "get", "CLAUDE_MEM_SEMANTIC_INJECT").stdout == "false\n"
+    listing = run("settings", "list").stdout.splitlines()
+    assert "CLAUDE_MEM_REDACT_SECRETS=true  (default)" in listing
+    assert not [line for line in listing if "=True" in line or "=False" in line]
+    done = run("settings", "set", "CLAUDE_MEM_SEMANTIC_INJECT", "yes")
+    assert done.stdout == "CLAUDE_MEM_SEMANTIC_INJECT = true\n"
+    assert run("settings", "get", "CLAUDE_MEM_SEMANTIC_INJECT").stdout == "true\n"
+
+
+def test_get_and_set_refuse_an_unknown_key_alike(data_dir: Path) -> None:
+    got = run("settings", "get", "CLAUDE_MEM_NOPE")
+    put = run("settings", "set", "CLAUDE_MEM_NOPE", "1")
+    assert got.returncode == put.returncode == 2
+    assert got.stderr.startswith("error: CLAUDE_MEM_NOPE: unknown setting; known settings are ")
+    assert got.stderr == put.stderr
+
+
+def test_list_shows_the_port_the_worker_really_uses(real: Env) -> None:
+    from tests.net import free_port
+
+    pid = real.start()
+    other = free_port()
+    real.vars["CLAUDE_MEM_WORKER_PORT"] = str(other)  # this shell says another port
+    try:
+        listing = real.cli("settings", "list").stdout.splitlines()
+        got = real.cli("settings", "get", "CLAUDE_MEM_WORKER_PORT").stdout
+    finally:
+        real.vars["CLAUDE_MEM_WORKER_PORT"] = str(real.port)
+    assert (
+        f"CLAUDE_MEM_WORKER_PORT={real.port}  (running worker, pid {pid}; settings say {other} "
+        "(env), used once it restarts)"
+    ) in listing
+    assert got == f"{real.port}\n"
+    same = real.cli("settings", "list").stdout.splitlines()
+    assert f"CLAUDE_MEM_WORKER_PORT={real.port}  (env)" in same

@@ -591,6 +591,11 @@ def warn(loaded: Settings) -> None:
         print(f"warning: {problem}", file=sys.stderr)
 
 
+def unknown_key(key: str) -> str:
+    """The message for a key that is no setting (`settings get`, `set`, the worker's API)."""
+    return f"{key}: unknown setting; known settings are {', '.join(sorted(SPECS))}"
+
+
 def save(changes: Mapping[str, object], path: Path | None = None) -> dict[str, Value]:
     """Validate `changes` and write them into the file atomically, keeping every other key.
 
@@ -601,8 +606,7 @@ def save(changes: Mapping[str, object], path: Path | None = None) -> dict[str, V
     for key, raw in changes.items():
         spec = SPECS.get(key)
         if spec is None:
-            known = ", ".join(sorted(SPECS))
-            raise SettingsError(f"{key}: unknown setting; known settings are {known}")
+            raise SettingsError(unknown_key(key))
         parsed[key] = spec.parse(raw)
     try:
         current = read_file(path)

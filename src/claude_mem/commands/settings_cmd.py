@@ -1,4 +1,8 @@
-"""`claude-mem settings`: list, get or set settings, validated like the worker does."""
+"""`claude-mem settings`: list, get or set settings, validated like the worker does.
+
+Values are written as settings.json and the README write them (`true`/`false`). The worker's
+port is the one it really listens on (its pid file) when that differs from the settings.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from claude_mem.settings import Settings
 
+PORT = "CLAUDE_MEM_WORKER_PORT"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
-    actions.add_parser("list", help="every setting with its value and where it came from")
-    get = actions.add_parser("get", help="one setting's value")
+    actions.add_parser(
+        "list", help="every setting with its value and where it came from (the running "
+        "worker's port if it listens elsewhere)"
+    )  # fmt: skip
+    get = actions.add_parser("get", help="one setting's value, as `list` shows it")
     get.add_argument("key")
-    put = actions.add_parser("set", help="change a setting in settings.json")
+    put = actions.add_parser(
+        "set", help="change a setting in settings.json; a running worker applies it at once, or "
+        "the command says it needs a restart"
+    )  # fmt: skip
     put.add_argument("key")
     put.add_argument("value")
 
@@ -33,22 +45,43 @@ def run(args: argparse.Namespace) -> int:
             return 2
         loaded = settings.load()
         settings.warn(loaded)
-        print(f"{args.key} = {loaded.public()[args.key]}")
+        print(f"{args.key} = {settings.format_value(loaded.public()[args.key])}")
         for note in _notes(args.key, loaded):
             print(note)
         return 0
     loaded = settings.load()
     settings.warn(loaded)
-    shown = loaded.public()
+    shown = _effective(loaded)
     if args.action == "get":
         if args.key not in shown:
-            print(f"{args.key}: unknown setting", file=sys.stderr)
+            print(f"error: {settings.unknown_key(args.key)}", file=sys.stderr)
             return 2
-        print(shown[args.key])
+        print(shown[args.key][0])
         return 0
-    for key, value in shown.items():
-        print(f"{key}={value}  ({loaded.sources[key]})")
+    for key, (value, source) in shown.items():
+        print(f"{key}={value}  ({source})")
     return 0
+
+
+def _effective(loaded: Settings) -> dict[str, tuple[str, str]]:
+    """Each setting's value as shown and where it comes from; the port the worker really
+    listens on when it differs (set elsewhere, or changed since it started)."""
+    from claude_mem import settings
+
+    shown = {
+        key: (settings.format_value(value), loaded.sources[key])
+        for key, value in loaded.public().items()
+    }
+    worker = _running_worker()
+    port = worker.get("port") if worker is not None else None
+    if worker is not None and isinstance(port, int) and port != loaded[PORT]:
+        configured, source = shown[PORT]
+        shown[PORT] = (
+            str(port),
+            f"running worker, pid {worker['pid']}; settings say {configured} ({source}), "
+            "used once it restarts",
+        )
+    return shown
 
 
 def _notes(key: str, loaded: Settings) -> list[str]:
