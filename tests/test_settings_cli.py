@@ -102,7 +102,9 @@ def test_worker_and_session_start_say_so(
     assert done.stderr == b""
     out = answer(done)
     line = f"⚠ claude-mem: {problem}. Run `claude-mem doctor`."
-    assert line in str(out["systemMessage"]).splitlines()
+    shown = str(out["systemMessage"]).splitlines()
+    assert shown[0].startswith(f"claude-mem: 0 memories for {tmp_path.name} - viewer: ")
+    assert line in shown
     context = out["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
     assert context.splitlines()[0] == line
     from claude_mem import log
