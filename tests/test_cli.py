@@ -171,7 +171,10 @@ def test_doctor_reports_dead_letters_and_unknown_provider(data_dir: Path) -> Non
     out = run("doctor", env={"CLAUDE_MEM_PROVIDER": "nonexistent"})
     assert out.returncode == 1
     assert "[warn] queue              0 pending, 1 dead" in out.stdout
-    assert "nonexistent: not installed; available:" in out.stdout
+    assert (
+        "[FAIL] settings           CLAUDE_MEM_PROVIDER: unknown provider 'nonexistent'; "
+        "installed: anthropic, claude-agent-sdk, gemini, local, openai-compatible"
+    ) in out.stdout
 
 
 def test_queue_command_lists_retries_and_drops_dead_rows(data_dir: Path) -> None:

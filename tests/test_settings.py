@@ -179,3 +179,153 @@ def test_settings_module_is_stdlib_only() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --- provider names (checked against the installed providers once the registry is imported) ---
+
+INSTALLED = "anthropic, claude-agent-sdk, gemini, local, openai-compatible"
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "bad"),
+    [
+        ("CLAUDE_MEM_PROVIDER", "openai", "openai"),
+        ("CLAUDE_MEM_PROVIDER", "bogus-provider", "bogus-provider"),
+        ("CLAUDE_MEM_FALLBACK_PROVIDERS", "local, bogus-provider", "bogus-provider"),
+    ],
+)
+def test_unknown_provider_refused_naming_installed_ones(key: str, raw: str, bad: str) -> None:
+    from claude_mem.pipeline import registry
+
+    assert registry.installed() == INSTALLED.split(", ")
+    with pytest.raises(settings.SettingsError) as error:
+        settings.save({key: raw})
+    assert str(error.value) == f"{key}: unknown provider '{bad}'; installed: {INSTALLED}"
+    assert not paths.settings_path().exists()
+
+
+def test_installed_providers_and_lists_accepted() -> None:
+    from claude_mem.pipeline import registry  # noqa: F401
+
+    saved = settings.save(
+        {"CLAUDE_MEM_PROVIDER": "Gemini", "CLAUDE_MEM_FALLBACK_PROVIDERS": "anthropic, local"}
+    )
+    assert saved == {
+        "CLAUDE_MEM_PROVIDER": "gemini",
+        "CLAUDE_MEM_FALLBACK_PROVIDERS": "anthropic,local",
+    }
+    assert settings.save({"CLAUDE_MEM_FALLBACK_PROVIDERS": ""}) == {
+        "CLAUDE_MEM_FALLBACK_PROVIDERS": ""
+    }
+
+
+def test_unknown_provider_in_env_is_a_problem() -> None:
+    from claude_mem.pipeline import registry  # noqa: F401
+
+    loaded = settings.load(environ={"CLAUDE_MEM_PROVIDER": "openai"})
+    assert loaded["CLAUDE_MEM_PROVIDER"] == "local"
+    assert loaded.problems == [
+        f"CLAUDE_MEM_PROVIDER: unknown provider 'openai'; installed: {INSTALLED} "
+        "(from env; using 'local')"
+    ]
+
+
+def test_registered_plugin_counts_as_installed() -> None:
+    from claude_mem.pipeline import registry
+
+    registry.register("my-plugin", lambda s: registry.create("local", s))
+    try:
+        assert settings.save({"CLAUDE_MEM_PROVIDER": "my-plugin"})
+    finally:
+        registry._factories.pop("my-plugin")
+
+
+# --- a broken settings.json: the last valid settings are kept, and the problem says where ---
+
+BROKEN = '{\n  "CLAUDE_MEM_CONTEXT_TOKEN_BUDGET": 3000,\n  "CLAUDE_MEM_MODE": "normal",\n}\n'
+
+
+def break_file() -> Path:
+    path = paths.settings_path()
+    path.write_text(BROKEN)
+    return path
+
+
+def test_trailing_comma_keeps_last_valid_settings() -> None:
+    settings.save({"CLAUDE_MEM_CONTEXT_TOKEN_BUDGET": 3000, "CLAUDE_MEM_SEMANTIC_INJECT": True})
+    assert settings.load().problems == []  # a valid load keeps the copy
+    copy = settings.last_good_path()
+    assert copy == paths.state_dir() / "settings.last-good.json"
+    assert copy.read_bytes() == paths.settings_path().read_bytes()
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+    break_file()
+    loaded = settings.load()
+    assert loaded["CLAUDE_MEM_CONTEXT_TOKEN_BUDGET"] == 3000
+    assert loaded["CLAUDE_MEM_SEMANTIC_INJECT"] is True
+    assert loaded.sources["CLAUDE_MEM_CONTEXT_TOKEN_BUDGET"] == "last-good"
+    assert loaded.problems == [
+        f"{paths.settings_path()} is not valid JSON (line 4: Expecting property name enclosed "
+        "in double quotes); using the last valid settings"
+    ]
+    assert json.loads(copy.read_text())["CLAUDE_MEM_CONTEXT_TOKEN_BUDGET"] == 3000
+
+
+def test_broken_file_without_a_valid_copy_uses_defaults() -> None:
+    paths.ensure_data_dir()
+    break_file()
+    loaded = settings.load()
+    assert loaded["CLAUDE_MEM_CONTEXT_TOKEN_BUDGET"] == 2000
+    assert loaded.problems[0].endswith("; using the defaults")
+    assert not settings.last_good_path().exists()
+
+
+def test_value_not_allowed_keeps_its_last_valid_value() -> None:
+    settings.save({"CLAUDE_MEM_CONTEXT_TOKEN_BUDGET": 3000, "CLAUDE_MEM_MODE": "recall-only"})
+    settings.load()
+    write({"CLAUDE_MEM_CONTEXT_TOKEN_BUDGET": "3000,", "CLAUDE_MEM_MODE": "normal"})
+    loaded = settings.load()
+    assert loaded["CLAUDE_MEM_CONTEXT_TOKEN_BUDGET"] == 3000
+    assert loaded["CLAUDE_MEM_MODE"] == "normal"  # the valid part of the file applies
+    assert loaded.problems == [
+        "CLAUDE_MEM_CONTEXT_TOKEN_BUDGET: '3000,' is not allowed; expected a whole number from "
+        "100 to 100000 (from file; using 3000 from the last valid settings)"
+    ]
+    # A file with a bad value is not a valid copy: the fallback survives further loads.
+    assert settings.load()["CLAUDE_MEM_CONTEXT_TOKEN_BUDGET"] == 3000
+
+
+def test_copy_written_only_when_the_file_changed() -> None:
+    settings.save({"CLAUDE_MEM_CONTEXT_TOKEN_BUDGET": 3000})
+    settings.load()
+    copy = settings.last_good_path()
+    first = copy.stat()
+    for _ in range(5):
+        settings.load()
+    assert copy.stat().st_ino == first.st_ino  # never replaced: each load cost one stat
+    settings.save({"CLAUDE_MEM_CONTEXT_TOKEN_BUDGET": 4000})
+    settings.load()
+    assert copy.stat().st_ino != first.st_ino
+    assert json.loads(copy.read_text())["CLAUDE_MEM_CONTEXT_TOKEN_BUDGET"] == 4000
+
+
+def test_bad_secret_value_is_not_repeated_in_the_problem() -> None:
+    write({"CLAUDE_MEM_ANTHROPIC_API_KEY": ["sk-ant-api03-secret"]})
+    problem = "\n".join(settings.load().problems)
+    assert "CLAUDE_MEM_ANTHROPIC_API_KEY: '********' is not allowed" in problem
+    assert "secret" not in problem
+
+
+def test_save_refuses_to_overwrite_a_broken_file() -> None:
+    paths.ensure_data_dir()
+    break_file()
+    with pytest.raises(settings.SettingsError, match=r"fix it first \(nothing was changed\)"):
+        settings.save({"CLAUDE_MEM_MODE": "normal"})
+    assert paths.settings_path().read_text() == BROKEN
+
+
+def test_paths_under_home_are_shown_with_a_tilde(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/home/ann")
+    assert settings.shown_path(Path("/home/ann/.claude-mem-py/settings.json")) == (
+        "~/.claude-mem-py/settings.json"
+    )
+    assert settings.shown_path(Path("/home/annex/settings.json")) == "/home/annex/settings.json"

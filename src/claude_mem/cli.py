@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("mcp", "serve memory tools to an agent over stdio (Model Context Protocol)"),
 }
 
+# Commands that say nothing about settings problems up front: doctor and settings show them
+# themselves, hooks must stay quiet (the worker reports for them), demo uses its own data dir.
+QUIET_ABOUT_SETTINGS = frozenset({"doctor", "settings", "hook", "demo"})
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -65,6 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "module", None):
         parser.print_help()
         return 0
+    if args.command not in QUIET_ABOUT_SETTINGS:
+        from claude_mem import settings  # noqa: PLC0415
+
+        settings.warn(settings.load())
     try:
         # Processes an agent runs answer it their own way: hooks stay silent, MCP tools fail.
         if args.module not in ("hook", "mcp"):

@@ -1,21 +1,32 @@
 """Settings: typed defaults in one table, `settings.json` on top, environment on top of that.
 
 The file holds flat `CLAUDE_MEM_*` keys. Values may be JSON natives or strings (the original
-project writes everything as strings), so both parse. A bad value never stops a hook: it falls
-back to its default and is reported as a problem; `claude-mem doctor` shows problems and keys we
-do not know (those are kept in the file untouched). Stdlib only: the hook path imports this.
+project writes everything as strings), so both parse. A bad file or value never stops a reader:
+every load that finds settings.json valid keeps a byte copy of it (`state/settings.last-good.json`),
+and a file that is not valid JSON, or a value that is not allowed, falls back to that copy (then
+to the default) and becomes a problem the reader reports: the CLI on stderr, the worker in its
+log and in the next session-start context. Keys we do not know are kept in the file untouched.
+Stdlib only: the hook path imports this.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from claude_mem import paths
 
 Value = str | int | bool
+LAST_GOOD_NAME = "settings.last-good.json"
+
+# Who knows the installed providers: pipeline.registry sets this when it is imported (worker,
+# CLI, doctor). It returns None for an installed name, else the installed names. The hook path
+# never imports the registry (listing entry points scans site-packages), so hooks check only a
+# provider name's form; they never use the provider.
+provider_lookup: Callable[[str], list[str] | None] | None = None
 
 
 class SettingsError(ValueError):
@@ -25,7 +36,17 @@ class SettingsError(ValueError):
 class Spec:
     """One setting: its key, default, type and the values it allows."""
 
-    __slots__ = ("choices", "default", "doc", "key", "kind", "maximum", "minimum", "secret")
+    __slots__ = (
+        "choices",
+        "default",
+        "doc",
+        "key",
+        "kind",
+        "maximum",
+        "minimum",
+        "restart",
+        "secret",
+    )
 
     def __init__(
         self,
@@ -38,6 +59,7 @@ class Spec:
         minimum: int | None = None,
         maximum: int | None = None,
         secret: bool = False,
+        restart: bool = False,
     ) -> None:
         self.key = key
         self.default = default
@@ -47,6 +69,7 @@ class Spec:
         self.minimum = minimum
         self.maximum = maximum
         self.secret = secret
+        self.restart = restart  # the worker reads it once, at start: a change needs a restart
 
     def allowed(self) -> str:
         """Human description of the accepted values, used in every error message."""
@@ -60,32 +83,20 @@ class Spec:
             return "a comma-separated list"
         if self.kind == "name":
             return "a name of lowercase letters, digits, '.', '_' or '-'"
+        if self.kind == "provider":
+            return "an installed provider's name"
+        if self.kind == "providers":
+            return "a comma-separated list of installed providers' names"
         return "text"
 
     def parse(self, raw: object) -> Value:
         """Coerce a file or env value to this setting's type, or raise SettingsError."""
-        problem = f"{self.key}: {raw!r} is not allowed; expected {self.allowed()}"
+        shown = "'********'" if self.secret else repr(raw)
+        problem = f"{self.key}: {shown} is not allowed; expected {self.allowed()}"
         if self.kind == "bool":
-            if isinstance(raw, bool):
-                return raw
-            text = str(raw).strip().lower()
-            if text in ("true", "1", "yes", "on"):
-                return True
-            if text in ("false", "0", "no", "off"):
-                return False
-            raise SettingsError(problem)
+            return _parse_bool(raw, problem)
         if self.kind == "int":
-            if isinstance(raw, bool):
-                raise SettingsError(problem)
-            try:
-                number = int(str(raw).strip()) if not isinstance(raw, int) else raw
-            except ValueError:
-                raise SettingsError(problem) from None
-            lo = self.minimum if self.minimum is not None else number
-            hi = self.maximum if self.maximum is not None else number
-            if not lo <= number <= hi:
-                raise SettingsError(problem)
-            return number
+            return self._parse_int(raw, problem)
         if not isinstance(raw, str | int | float) or isinstance(raw, bool):
             raise SettingsError(problem)
         text = str(raw).strip()
@@ -95,13 +106,66 @@ class Spec:
                     return choice
             raise SettingsError(problem)
         if self.kind == "csv":
-            return ",".join(item.strip() for item in text.split(",") if item.strip())
+            return ",".join(_items(text))
         if self.kind == "name":
-            name = text.lower()
-            if not name or not all(c.isalnum() or c in "._-" for c in name) or not name.isascii():
-                raise SettingsError(problem)
-            return name
+            return _parse_name(text, problem)
+        if self.kind == "provider":
+            return self._installed([_parse_name(text, problem)])
+        if self.kind == "providers":
+            return self._installed([_parse_name(item, problem) for item in _items(text)])
         return text
+
+    def _parse_int(self, raw: object, problem: str) -> int:
+        if isinstance(raw, bool):
+            raise SettingsError(problem)
+        try:
+            number = int(str(raw).strip()) if not isinstance(raw, int) else raw
+        except ValueError:
+            raise SettingsError(problem) from None
+        lo = self.minimum if self.minimum is not None else number
+        hi = self.maximum if self.maximum is not None else number
+        if not lo <= number <= hi:
+            raise SettingsError(problem)
+        return number
+
+    def _installed(self, names: list[str]) -> str:
+        """The provider names joined, once each is known to be installed (where that is known)."""
+        for name in names:
+            installed = provider_lookup(name) if provider_lookup is not None else None
+            if installed is not None:
+                raise SettingsError(
+                    f"{self.key}: unknown provider {name!r}; installed: {', '.join(installed)}"
+                )
+        return ",".join(names)
+
+
+def _parse_bool(raw: object, problem: str) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise SettingsError(problem)
+
+
+def _parse_name(text: str, problem: str) -> str:
+    name = text.strip().lower()
+    if not name or not all(c.isalnum() or c in "._-" for c in name) or not name.isascii():
+        raise SettingsError(problem)
+    return name
+
+
+def _items(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def format_value(value: Value) -> str:
+    """A value as settings.json and the README write it: `true`/`false`, numbers, plain text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _default_port() -> int:
@@ -119,12 +183,14 @@ _SPECS: tuple[Spec, ...] = (
         "Worker HTTP port (loopback only).",
         minimum=1024,
         maximum=65535,
+        restart=True,
     ),
     Spec(
         "CLAUDE_MEM_WORKER_HOST",
         "127.0.0.1",
         "Loopback address the worker binds.",
         choices=("127.0.0.1", "localhost", "::1"),
+        restart=True,
     ),
     # Compression pipeline
     Spec(
@@ -132,13 +198,13 @@ _SPECS: tuple[Spec, ...] = (
         "local",
         "Compressor: 'local' works offline with no model; built-ins also anthropic, "
         "openai-compatible, gemini, claude-agent-sdk; plugins add more.",
-        kind="name",
+        kind="provider",
     ),
     Spec(
         "CLAUDE_MEM_FALLBACK_PROVIDERS",
         "local",
         "Providers tried in order when the main one cannot process a batch.",
-        kind="csv",
+        kind="providers",
     ),
     Spec(
         "CLAUDE_MEM_MODEL",
@@ -282,6 +348,7 @@ _SPECS: tuple[Spec, ...] = (
         "minilm-l6-int8",
         "Local embedding model; 'none' turns vectors off.",
         choices=("minilm-l6-int8", "none"),
+        restart=True,
     ),
     # Knowledge corpora and backups
     Spec(
@@ -365,48 +432,168 @@ class Settings(Mapping[str, Value]):
         }
 
 
-def read_file(path: Path | None = None) -> dict[str, object]:
-    """The raw settings file as a dict; missing → {}; not a JSON object → SettingsError."""
-    path = path or paths.settings_path()
+def stamp(path: Path | None = None) -> tuple[int, int, int] | None:
+    """What tells settings.json changed (mtime, size, inode), for one stat; None if missing."""
     try:
-        raw = path.read_bytes()
+        found = os.stat(path or paths.settings_path())
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size, found.st_ino
+
+
+def last_good_path(path: Path | None = None) -> Path:
+    """The copy of the last valid settings.json, in the state/ folder beside it."""
+    return (path or paths.settings_path()).parent / "state" / LAST_GOOD_NAME
+
+
+def shown_path(path: Path) -> str:
+    """`path` as people write it: the home folder as `~`."""
+    home = os.path.expanduser("~")
+    text = str(path)
+    return "~" + text[len(home) :] if home != "/" and text.startswith(home + os.sep) else text
+
+
+def _read(path: Path) -> tuple[bytes, os.stat_result] | None:
+    """The file's bytes and the identity of what was read (its fstat); None if it is missing."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
-        return {}
+        return None
     except OSError as exc:
-        raise SettingsError(f"{path}: cannot be read ({exc.strerror})") from None
+        raise SettingsError(f"{shown_path(path)} cannot be read ({exc.strerror})") from None
+    try:
+        stamp = os.fstat(fd)
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    except OSError as exc:
+        raise SettingsError(f"{shown_path(path)} cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks), stamp
+
+
+def _decode(raw: bytes, path: Path) -> dict[str, object]:
+    """The settings object in `raw`; SettingsError saying where it is broken."""
     try:
         data = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise SettingsError(f"{path}: not valid JSON ({exc})") from None
+    except UnicodeDecodeError:
+        raise SettingsError(f"{shown_path(path)} is not valid JSON (not UTF-8 text)") from None
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}: {exc.msg}"
+        raise SettingsError(f"{shown_path(path)} is not valid JSON ({where})") from None
     if isinstance(data, dict) and isinstance(data.get("env"), dict) and len(data) == 1:
         data = data["env"]  # the original project's old nested shape
     if not isinstance(data, dict):
-        raise SettingsError(f"{path}: must hold a JSON object of CLAUDE_MEM_* keys")
+        raise SettingsError(f"{shown_path(path)} must hold a JSON object of CLAUDE_MEM_* keys")
     return data
 
 
+def read_file(path: Path | None = None) -> dict[str, object]:
+    """The raw settings file as a dict; missing → {}; unreadable or not a JSON object →
+    SettingsError."""
+    path = path or paths.settings_path()
+    found = _read(path)
+    return _decode(found[0], path) if found is not None else {}
+
+
+class _LastGood:
+    """The copy of the last valid settings.json: read only when a fallback is needed, written
+    only when settings.json changed since (one stat otherwise: the hook path loads settings)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._values: dict[str, object] | None = None
+
+    def values(self) -> dict[str, object]:
+        if self._values is None:
+            try:
+                self._values = _decode(self.path.read_bytes(), self.path)
+            except (OSError, SettingsError):
+                self._values = {}
+        return self._values
+
+    def value(self, spec: Spec) -> Value | None:
+        """The copy's value for `spec` if it has one that is still allowed."""
+        raw = self.values().get(spec.key)
+        try:
+            return None if raw is None else spec.parse(raw)
+        except SettingsError:
+            return None
+
+    def keep(self, raw: bytes, stamp: os.stat_result) -> None:
+        """Make the copy hold `raw`; it takes the source's mtime, which tells it is current."""
+        try:
+            copy = os.stat(self.path)
+            if copy.st_size == len(raw) and copy.st_mtime_ns == stamp.st_mtime_ns:
+                return
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return
+        try:
+            paths.write_private_file(self.path, raw)
+            os.utime(self.path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+        except OSError:  # a read-only or full disk: the copy is a safety net, never an error
+            return
+
+
+_FROM = {"file": "file", "last-good": "the last valid settings", "env": "env"}
+
+
+def _shown(value: Value) -> str:
+    return format_value(value) if isinstance(value, bool) else repr(value)
+
+
 def load(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
-    """Defaults ← file ← environment. Never raises: bad values fall back and become problems."""
+    """Defaults ← file ← environment. Never raises: a broken file or a bad value falls back to
+    the last valid settings (then the default) and becomes a problem."""
+    path = path or paths.settings_path()
     environ = os.environ if environ is None else environ
+    last_good = _LastGood(last_good_path(path))
     problems: list[str] = []
     try:
-        file_values = read_file(path)
+        found = _read(path)
+        file_values, layer = (_decode(found[0], path) if found else {}), "file"
     except SettingsError as exc:
-        problems.append(str(exc))
-        file_values = {}
+        found, file_values, layer = None, last_good.values(), "last-good"
+        fallback = "the last valid settings" if file_values else "the defaults"
+        problems.append(f"{exc}; using {fallback}")
+    file_valid = found is not None
     values: dict[str, Value] = {}
     sources: dict[str, str] = {}
     for key, spec in SPECS.items():
         values[key], sources[key] = spec.default, "default"
-        for source, raw in (("file", file_values.get(key)), ("env", environ.get(key))):
+        for source, raw in ((layer, file_values.get(key)), ("env", environ.get(key))):
             if raw is None:
                 continue
             try:
                 values[key], sources[key] = spec.parse(raw), source
             except SettingsError as exc:
-                problems.append(f"{exc} (from {source}; using {values[key]!r})")
+                if source == "file":
+                    file_valid = False
+                    kept = last_good.value(spec)
+                    if kept is not None:
+                        values[key], sources[key] = kept, "last-good"
+                using = _shown(values[key])
+                if sources[key] == "last-good":
+                    using += " from the last valid settings"
+                problems.append(f"{exc} (from {_FROM[source]}; using {using})")
+    if found is not None and file_valid:
+        last_good.keep(*found)
     unknown = {k: v for k, v in file_values.items() if k not in SPECS}
     return Settings(values, sources=sources, unknown=unknown, problems=problems)
+
+
+def warn(loaded: Settings) -> None:
+    """Each problem as one `warning:` line on stderr: how a CLI reader says so."""
+    for problem in loaded.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+
+
+def unknown_key(key: str) -> str:
+    """The message for a key that is no setting (`settings get`, `set`, the worker's API)."""
+    return f"{key}: unknown setting; known settings are {', '.join(sorted(SPECS))}"
 
 
 def save(changes: Mapping[str, object], path: Path | None = None) -> dict[str, Value]:
@@ -419,10 +606,12 @@ def save(changes: Mapping[str, object], path: Path | None = None) -> dict[str, V
     for key, raw in changes.items():
         spec = SPECS.get(key)
         if spec is None:
-            known = ", ".join(sorted(SPECS))
-            raise SettingsError(f"{key}: unknown setting; known settings are {known}")
+            raise SettingsError(unknown_key(key))
         parsed[key] = spec.parse(raw)
-    current = read_file(path)
+    try:
+        current = read_file(path)
+    except SettingsError as exc:
+        raise SettingsError(f"{exc}; fix it first (nothing was changed)") from None
     current.update(parsed)
     paths.write_private_file(path, json.dumps(current, indent=2, sort_keys=True) + "\n")
     return parsed

@@ -1,16 +1,32 @@
-"""`claude-mem settings`: list, get or set settings, validated like the worker does."""
+"""`claude-mem settings`: list, get or set settings, validated like the worker does.
+
+Values are written as settings.json and the README write them (`true`/`false`). The worker's
+port is the one it really listens on (its pid file) when that differs from the settings.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from claude_mem.settings import Settings
+
+PORT = "CLAUDE_MEM_WORKER_PORT"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
-    actions.add_parser("list", help="every setting with its value and where it came from")
-    get = actions.add_parser("get", help="one setting's value")
+    actions.add_parser(
+        "list", help="every setting with its value and where it came from (the running "
+        "worker's port if it listens elsewhere)"
+    )  # fmt: skip
+    get = actions.add_parser("get", help="one setting's value, as `list` shows it")
     get.add_argument("key")
-    put = actions.add_parser("set", help="change a setting in settings.json")
+    put = actions.add_parser(
+        "set", help="change a setting in settings.json; a running worker applies it at once, or "
+        "the command says it needs a restart"
+    )  # fmt: skip
     put.add_argument("key")
     put.add_argument("value")
 
@@ -19,25 +35,74 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from claude_mem import settings
+    from claude_mem.pipeline import registry  # noqa: F401 - provider names are checked too
 
-    loaded = settings.load()
-    shown = loaded.public()
-    if args.action == "get":
-        if args.key not in shown:
-            print(f"{args.key}: unknown setting", file=sys.stderr)
-            return 2
-        print(shown[args.key])
-        return 0
     if args.action == "set":
         try:
             settings.save({args.key: args.value})
         except settings.SettingsError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        print(f"{args.key} = {settings.load().public()[args.key]}")
+        loaded = settings.load()
+        settings.warn(loaded)
+        print(f"{args.key} = {settings.format_value(loaded.public()[args.key])}")
+        for note in _notes(args.key, loaded):
+            print(note)
         return 0
-    for key, value in shown.items():
-        print(f"{key}={value}  ({loaded.sources[key]})")
-    for problem in loaded.problems:
-        print(f"problem: {problem}", file=sys.stderr)
+    loaded = settings.load()
+    settings.warn(loaded)
+    shown = _effective(loaded)
+    if args.action == "get":
+        if args.key not in shown:
+            print(f"error: {settings.unknown_key(args.key)}", file=sys.stderr)
+            return 2
+        print(shown[args.key][0])
+        return 0
+    for key, (value, source) in shown.items():
+        print(f"{key}={value}  ({source})")
     return 0
+
+
+def _effective(loaded: Settings) -> dict[str, tuple[str, str]]:
+    """Each setting's value as shown and where it comes from; the port the worker really
+    listens on when it differs (set elsewhere, or changed since it started)."""
+    from claude_mem import settings
+
+    shown = {
+        key: (settings.format_value(value), loaded.sources[key])
+        for key, value in loaded.public().items()
+    }
+    worker = _running_worker()
+    port = worker.get("port") if worker is not None else None
+    if worker is not None and isinstance(port, int) and port != loaded[PORT]:
+        configured, source = shown[PORT]
+        shown[PORT] = (
+            str(port),
+            f"running worker, pid {worker['pid']}; settings say {configured} ({source}), "
+            "used once it restarts",
+        )
+    return shown
+
+
+def _notes(key: str, loaded: Settings) -> list[str]:
+    """What stands between a saved value and the running worker: the environment, a restart."""
+    from claude_mem import settings
+
+    notes = []
+    if loaded.sources[key] == "env":
+        notes.append(f"note: {key} is also set in the environment, which overrides settings.json")
+    worker = _running_worker()
+    if worker is not None and settings.SPECS[key].restart:
+        notes.append(
+            f"the running worker (pid {worker['pid']}) reads {key} only when it starts; "
+            "restart the worker: claude-mem worker restart"
+        )
+    return notes
+
+
+def _running_worker() -> dict[str, Any] | None:
+    """This data dir's worker as its pid file describes it, if that process still runs."""
+    from claude_mem.worker import lifecycle
+
+    info = lifecycle.read_pid_info()
+    return info if info is not None and lifecycle.pid_alive_and_ours(info) else None

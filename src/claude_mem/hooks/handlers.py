@@ -92,7 +92,8 @@ def _text(value: object) -> str | None:
 
 def _terminal_line(context: str, host: str, port: int) -> str:
     """The user's one-line summary, read off the context's index (its header and ID lines)."""
-    first = context.split("\n", 1)[0]
+    # The header, not the first line: warning lines (settings, compression) come before it.
+    first = next((line for line in context.splitlines() if line.startswith("# [")), "")
     project = "this project"
     if "# [" in first and "]" in first:
         project = first.split("# [", 1)[1].split("]", 1)[0] or project

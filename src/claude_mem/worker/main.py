@@ -15,7 +15,6 @@ import socket
 import sys
 
 from claude_mem import log, paths
-from claude_mem.settings import Settings
 from claude_mem.settings import load as load_settings
 from claude_mem.worker import lifecycle
 
@@ -97,7 +96,7 @@ def run(port: int | None = None, host: str | None = None) -> int:
             return 0
         host = host or settings.get_str("CLAUDE_MEM_WORKER_HOST")
         port = settings.get_int("CLAUDE_MEM_WORKER_PORT") if port is None else port
-        return _run_locked(settings, host, port)
+        return _run_locked(host, port)
     except _StopBeforeServing:
         return 0
     except paths.DataDirError as exc:
@@ -108,7 +107,7 @@ def run(port: int | None = None, host: str | None = None) -> int:
             os.close(lock_fd)
 
 
-def _run_locked(settings: Settings, host: str, port: int) -> int:
+def _run_locked(host: str, port: int) -> int:
     # We hold the lock, so any pid file is a previous worker's; no marker means it crashed.
     clean = lifecycle.consume_clean_shutdown()
     previous = lifecycle.read_pid_info()
@@ -136,7 +135,7 @@ def _run_locked(settings: Settings, host: str, port: int) -> int:
             lifecycle.write_pid_info(port)
             with contextlib.suppress(OSError):  # stdout may be a closed pipe; never fatal
                 print(f"claude-mem worker on {host}:{port}, pid {os.getpid()}", flush=True)
-            _serve(settings, sock, port)
+            _serve(sock, port)
         except _StopBeforeServing:
             log.info("worker", "stopped before serving", pid=os.getpid())
         except BaseException as exc:
@@ -148,12 +147,14 @@ def _run_locked(settings: Settings, host: str, port: int) -> int:
     return 0
 
 
-def _serve(settings: Settings, sock: socket.socket, port: int) -> None:
+def _serve(sock: socket.socket, port: int) -> None:
     import uvicorn  # noqa: PLC0415 - only after the lock and the port are ours
 
     from claude_mem.worker.app import create_app  # noqa: PLC0415
 
-    app = create_app(settings)
+    # Not `settings`: the state loads them again now that the provider registry is imported,
+    # so provider names are checked against the installed ones.
+    app = create_app()
     app.state.worker.port = port
     config = uvicorn.Config(
         app,

@@ -1,4 +1,10 @@
-"""What the running worker holds: settings, the store once it is open, the event stream."""
+"""What the running worker holds: settings, the store once it is open, the event stream.
+
+Settings follow settings.json while the worker runs: every use checks the file's stamp (one
+stat) and loads it again when it changed, so `claude-mem settings set` (or a hand edit) applies
+to the next request. Those the worker reads only at start (`Spec.restart`) are logged as
+waiting for a restart.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ import time
 from collections.abc import Callable
 
 from claude_mem import __version__, backup, log
+from claude_mem import settings as settings_module
 from claude_mem.pipeline.consumer import Pipeline
 from claude_mem.search.embedding_task import Embedding
 from claude_mem.settings import Settings
@@ -28,7 +35,11 @@ class WorkerState:
     """Two phases: the socket answers at once; the store opens (and migrates) in the background."""
 
     def __init__(self, settings: Settings | None = None) -> None:
-        self.settings = settings or load_settings()
+        self._settings_stamp = settings_module.stamp()
+        self._settings = settings or load_settings()
+        self._started_with = self._settings
+        self._settings_lock = threading.Lock()
+        _log_problems(self._settings)
         self.version = __version__
         self.pid = os.getpid()
         self.port: int | None = None
@@ -54,9 +65,32 @@ class WorkerState:
     def token_matches(self, presented: str | None) -> bool:
         return presented is not None and hmac.compare_digest(presented, self.token)
 
-    def reload_settings(self) -> Settings:
-        self.settings = load_settings()
-        return self.settings
+    @property
+    def settings(self) -> Settings:
+        """The current settings: loaded again when settings.json changed since the last use."""
+        if settings_module.stamp() != self._settings_stamp:
+            with self._settings_lock:  # the pipeline's threads ask too: load and log once
+                current = settings_module.stamp()
+                if current != self._settings_stamp:
+                    self._settings_stamp = current
+                    self._apply(load_settings())
+        return self._settings
+
+    def _apply(self, new: Settings) -> None:
+        old, self._settings = self._settings, new
+        changed = sorted(key for key in new if new[key] != old[key])
+        if changed:
+            log.info("settings", "settings changed", keys=",".join(changed))
+        _log_problems(new, old)
+        waiting = [key for key in sorted(new) if settings_module.SPECS[key].restart
+                   and new[key] != self._started_with[key]]  # fmt: skip
+        if waiting:
+            log.warn("settings", "changed settings wait for a restart (claude-mem worker restart)",
+                     keys=",".join(waiting))  # fmt: skip
+        log.configure(new.get_str("CLAUDE_MEM_LOG_LEVEL"),
+                      new.get_int("CLAUDE_MEM_LOG_RETENTION_DAYS"))  # fmt: skip
+        if self.db is not None:
+            self.db.redact_secrets = new.get_bool("CLAUDE_MEM_REDACT_SECRETS")
 
     def start_opening(self) -> None:
         self._opening = asyncio.get_running_loop().create_task(self._open_store())
@@ -147,3 +181,11 @@ class WorkerState:
             await asyncio.to_thread(db.checkpoint)
             db.close()
         self.stream.close()
+
+
+def _log_problems(settings: Settings, before: Settings | None = None) -> None:
+    """Each problem once: those `before` already had were logged when they appeared."""
+    known = set(before.problems) if before is not None else set()
+    for problem in settings.problems:
+        if problem not in known:
+            log.warn("settings", problem)

@@ -33,7 +33,7 @@ class LogsView(msgspec.Struct):
 
 
 def _view(call: Call) -> SettingsView:
-    loaded = call.state.reload_settings()
+    loaded = call.state.settings  # loaded again if the file changed
     return SettingsView(
         dict(loaded.public()), dict(loaded.sources), list(loaded.problems), sorted(loaded.unknown)
     )

@@ -2,7 +2,9 @@
 
 Injection honours the user's switches: nothing for an excluded project (globs or a
 `.claude-mem-ignore` file, judged from the cwd) nor in capture-only mode. `project=` names the
-projects outright (API and MCP callers) and skips the cwd-based exclusion.
+projects outright (API and MCP callers) and skips the cwd-based exclusion. Settings problems (a
+broken settings.json, a value not allowed) head the context and the user's terminal view, so
+the person whose edit was ignored hears of it at the next session start.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from claude_mem.context.render import Context, compose
 from claude_mem.context.terminal import terminal_view
 from claude_mem.control import injection_allowed
 from claude_mem.project import ProjectIdentity, resolve_project
+from claude_mem.settings import Settings
 from claude_mem.worker.api import ApiError, Call, Endpoint, Text
 
 
@@ -54,6 +57,15 @@ def _allowed(call: Call) -> bool:
     return injection_allowed(call.state.settings.get_str("CLAUDE_MEM_MODE"))
 
 
+def _settings_warning(settings: Settings) -> str | None:
+    """One line on the settings' problems, or None when there are none."""
+    problems = settings.problems
+    if not problems:
+        return None
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"⚠ claude-mem: {problems[0]}{more}. Run `claude-mem doctor`."
+
+
 def _context(call: Call) -> Context | None:
     """The context asked for, or None when the user's switches say inject nothing."""
     query: ContextQuery = call.query
@@ -71,8 +83,13 @@ def _context(call: Call) -> Context | None:
     state = call.state
     assert state.db is not None
     pipeline = state.pipeline
-    warning = pipeline.health.warning(pipeline.chain()) if pipeline is not None else None
-    return compose(state.db.read(), projects, state.settings, warning=warning)
+    settings = state.settings
+    warnings = [
+        _settings_warning(settings),
+        pipeline.health.warning(pipeline.chain()) if pipeline is not None else None,
+    ]
+    warning = "\n".join(line for line in warnings if line) or None
+    return compose(state.db.read(), projects, settings, warning=warning)
 
 
 def inject_context(call: Call) -> Text:
@@ -84,9 +101,9 @@ def session_start_context(call: Call) -> SessionStartContext:
     context = _context(call)
     if context is None:
         return SessionStartContext("", "", 0, 0)
-    return SessionStartContext(
-        context.text, terminal_view(context), context.tokens, context.dropped
-    )
+    lines = [_settings_warning(call.state.settings), terminal_view(context)]
+    terminal = "\n".join(line for line in lines if line)
+    return SessionStartContext(context.text, terminal, context.tokens, context.dropped)
 
 
 def file_context(call: Call) -> Text:
