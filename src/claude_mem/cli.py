@@ -69,14 +69,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "module", None):
         parser.print_help()
         return 0
-    if args.command not in QUIET_ABOUT_SETTINGS:
-        from claude_mem import settings  # noqa: PLC0415
-
-        settings.warn(settings.load())
     try:
         # Processes an agent runs answer it their own way: hooks stay silent, MCP tools fail.
         if args.module not in ("hook", "mcp"):
             paths.check_data_dir()
+        if args.command not in QUIET_ABOUT_SETTINGS:
+            from claude_mem import settings  # noqa: PLC0415
+
+            settings.warn(settings.load())
         return int(_command_module(args.module).run(args) or 0)
     except paths.DataDirError as exc:
         print(f"error: {exc}", file=sys.stderr)
