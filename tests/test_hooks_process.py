@@ -260,6 +260,28 @@ def test_private_prompt_reaches_the_worker_as_private(live: Live) -> None:
     assert stored == [("", 1)]
 
 
+def test_binary_tool_output_is_kept_not_dropped(live: Live) -> None:
+    """A host passing a binary file's bytes through: invalid UTF-8 and raw control bytes
+    inside a string of an otherwise valid JSON object. The event is stored, not dropped."""
+    output = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR caf\xe9 \xff\xfe \x1b[31mred\x1b[0m"
+    payload = (
+        b'{"session_id": "binary-1", "cwd": "/home/dev/proj", "hook_event_name": "PostToolUse",'
+        b' "tool_name": "Bash", "tool_use_id": "toolu_binary_1",'
+        b' "tool_input": {"command": "cat logo.png"}, "tool_response": {"stdout": "'
+        + output
+        + b'"}}'
+    )
+    done = hook("claude-code", "post-tool-use", payload, live.env)
+    assert (done.returncode, answer(done), done.stderr) == (0, {}, b"")
+    session = live.session("claude-code", "binary-1")
+    assert session is not None, "the event was dropped"
+    stored = live.query("SELECT tool_response FROM tool_uses WHERE session_id = ?", session[0])
+    assert len(stored) == 1
+    assert "caf\ufffd \ufffd\ufffd" in str(stored[0][0])
+    assert "IHDR" in str(stored[0][0])
+    assert "not a JSON object" not in log_text(live.data_dir)
+
+
 # --- a stand-in worker that records every request byte --------------------------------------
 
 
@@ -581,6 +603,7 @@ def test_bad_input_never_crashes(fake: FakeWorker, env: dict[str, str], data_dir
         done = hook("claude-code", "post-tool-use", payload, env)
         assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert "payload is not a JSON object" in log_text(data_dir)
+    assert "payload is not valid JSON" in log_text(data_dir)
     huge = json.dumps({**CLAUDE_TOOL, "tool_response": "x" * (20 << 20)}).encode()
     done = hook("claude-code", "post-tool-use", huge, env)
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")

@@ -152,8 +152,9 @@ def test_gemini_hook_context_is_not_the_users_prompt() -> None:
 def test_parse_accepts_objects_only() -> None:
     assert parse(b'\xef\xbb\xbf{"a": 1}') == {"a": 1}
     assert parse(b'{"a": "\xff"}') == {"a": "\ufffd"}
-    assert parse(b"[]") is None
-    assert parse(b"{") is None
+    assert parse(b'{"a": "x\ty\x1b\x00"}') == {"a": "x\ty\x1b\x00"}  # raw bytes of a binary
+    assert parse(b"[]") == "not a JSON object"
+    assert parse(b"{") == "not valid JSON"
 
 
 def test_bad_arguments_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
