@@ -224,3 +224,20 @@ def test_usage_command_reports_spend(data_dir: Path) -> None:
     assert "2,400" in out.stdout
     data = json.loads(run("usage", "--json").stdout)
     assert data["rows"][0]["calls"] == 2
+
+
+def test_viewer_says_when_it_starts_the_worker(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.worker_process import worker_env
+
+    for env in worker_env(data_dir, monkeypatch):
+        first = env.cli("viewer")
+        assert first.returncode == 0, first.stderr
+        assert "/auth?code=" in first.stdout
+        health = env.health()
+        assert health is not None
+        assert f"started the worker (pid {health['pid']}, port {env.port})" in first.stderr
+        second = env.cli("viewer")
+        assert second.returncode == 0, second.stderr
+        assert "started" not in second.stderr

@@ -124,13 +124,14 @@ def test_indentation_mode_and_symlinks_are_kept(
     saved = files.apply(change)
     assert link.is_symlink()
     assert saved is not None
-    assert saved.parent == real.parent
-    assert saved.name.startswith("settings.json.bak-")
+    assert saved.parent == files.backup_dir()  # the data dir's, never beside the file
+    assert saved.name.startswith(files.backup_name(link) + ".bak-")  # named after the link
+    assert saved.read_text() == json.dumps({"model": "opus", "env": {"A": "1"}}, indent=indent)
     text = real.read_text()
     assert f'\n{unit}"model": "opus",' in text
     assert (real.stat().st_mode & 0o777) == 0o600
     assert json.loads(text)["env"] == {"A": "1"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dotfiles", "settings.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "dotfiles", "settings.json"]
 
 
 def test_backups_never_overwrite_each_other(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 import claude_mem
 from claude_mem import __version__
 from claude_mem.cli import main
-from claude_mem.install import mcp, merge
+from claude_mem.install import files, mcp, merge
 
 PY = os.path.abspath(sys.executable)
 ENTRY = str(Path(claude_mem.__file__).resolve().parent / "hooks" / "entry.py")
@@ -197,7 +197,9 @@ def normalized(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(path.name + ".bak-*")) if path.parent.exists() else []
+    """The copies install/uninstall kept of `path`: all in the data dir, none beside it."""
+    assert not list(path.parent.glob(path.name + ".bak-*")) if path.parent.exists() else True
+    return files.backups_of(path)
 
 
 @pytest.mark.parametrize("ide", list(IDES))
@@ -262,7 +264,24 @@ def test_uninstall_of_a_fresh_install_leaves_no_file(env: Env, ide: str) -> None
     code, out, _ = env.cli("uninstall", "--ide", ide, "--keep-worker")
     assert code == 0
     assert f"removed   {env.root / rel}" in out
-    assert [Path(f).name.split(".bak-")[0] for f in env.files()] == [Path(rel).name]
+    assert env.files() == []  # no backup left in HOME either
+    [saved] = backups(env.root / rel)
+    assert saved.parent == env.data_dir / "backups" / "config"
+    assert saved.stat().st_mode & 0o777 == 0o600
+    assert f"(backup: {saved})" in out
+
+
+def test_only_the_last_backups_of_each_file_are_kept(env: Env) -> None:
+    path = env.home / ".claude" / "settings.json"
+    for n in range(files.KEEP_BACKUPS + 3):
+        assert env.cli("install", "--no-start")[0] == 0
+        assert env.cli("uninstall", "--keep-worker")[0] == 0
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps({"model": f"m{n}"}))
+    kept = backups(path)
+    assert len(kept) == files.KEEP_BACKUPS
+    assert json.loads(kept[-1].read_text())["model"] == f"m{files.KEEP_BACKUPS + 1}"
+    assert not list(env.home.glob("**/*.bak-*"))
 
 
 @pytest.mark.parametrize("ide", list(IDES))
@@ -407,7 +426,7 @@ def test_plugin_dir(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
         "args": ["-m", "claude_mem.cli", "mcp"],
     }
     assert env.cli("uninstall", "--plugin-dir", str(folder), "--keep-worker")[0] == 0
-    assert [f for f in env.files() if ".bak-" not in f] == []
+    assert env.files() == []
 
     code, _, err = env.cli("install", "--plugin-dir", str(folder), "--ide", "codex")
     assert code == 2
