@@ -31,12 +31,11 @@ HOOKS = (
 
 
 def codex_home(scope: Scope) -> Path:
-    custom = scope.env.get("CODEX_HOME", "").strip()
-    return scope.expand(custom) if custom else scope.user_dir(".codex")
+    return scope.agent_dir(PLATFORM)
 
 
 def hooks_path(scope: Scope) -> Path:
-    return scope.base(codex_home(scope), ".codex") / "hooks.json"
+    return scope.hook_file(PLATFORM)
 
 
 def entries(command: HookCommand) -> list[tuple[str, dict[str, Any]]]:
