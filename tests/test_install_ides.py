@@ -6,6 +6,7 @@ import json
 import os
 import shlex
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -394,7 +395,9 @@ def test_mcp_entries_once_the_server_exists(env: Env, monkeypatch: pytest.Monkey
         assert json.loads((env.home / rel).read_text())["mcpServers"] == {"claude-mem-py": server}
 
     _, out, _ = env.cli("install", "--ide", "codex", "--no-start")
-    assert f"codex mcp add claude-mem-py -- {shlex.quote(PY)} -m claude_mem.cli mcp" in out
+    assert "codex mcp add" not in out  # registered, not left to the user
+    codex = tomllib.loads((env.codex_home / "config.toml").read_text())
+    assert codex == {"mcp_servers": {"claude-mem-py": server}}
 
     # Uninstall removes our entry even if this version had none to offer.
     monkeypatch.setattr(mcp, "available", lambda: False)
@@ -404,6 +407,61 @@ def test_mcp_entries_once_the_server_exists(env: Env, monkeypatch: pytest.Monkey
     assert not (env.project / ".mcp.json").exists()
     assert env.cli("uninstall", "--ide", "gemini-cli", "--keep-worker")[0] == 0
     assert not (env.home / ".gemini" / "settings.json").exists()
+    assert env.cli("uninstall", "--ide", "codex", "--keep-worker")[0] == 0
+    assert not (env.codex_home / "config.toml").exists()
+
+
+CODEX_CONFIG = Path(__file__).parent / "fixtures" / "install" / "codex-config.toml"
+
+
+@pytest.mark.parametrize("project", [False, True])
+def test_codex_mcp_server_is_merged_into_config_toml(
+    env: Env, monkeypatch: pytest.MonkeyPatch, project: bool
+) -> None:
+    monkeypatch.setattr(mcp, "available", lambda: True)
+    folder = env.project / ".codex" if project else env.codex_home
+    config = folder / "config.toml"
+    folder.mkdir(parents=True)
+    original = CODEX_CONFIG.read_text()
+    config.write_text(original)
+    scope = ["--project"] if project else []
+
+    code, out, err = env.cli("install", "--ide", "codex", *scope, "--no-start")
+    assert (code, err) == (0, "")
+    assert f"updated   {config} [MCP server]" in out
+    text = config.read_text()
+    assert text.startswith(original)  # every line of theirs, byte for byte, comments included
+    doc = tomllib.loads(text)
+    assert doc["mcp_servers"]["claude-mem-py"] == {
+        "command": PY,
+        "args": ["-m", "claude_mem.cli", "mcp"],
+    }
+    assert {k: v for k, v in doc["mcp_servers"].items() if k != "claude-mem-py"} == (
+        tomllib.loads(original)["mcp_servers"]
+    )
+    assert env.cli("install", "--ide", "codex", *scope, "--no-start")[0] == 0
+    assert config.read_text() == text  # a re-install changes nothing
+
+    code, out, _ = env.cli("uninstall", "--ide", "codex", *scope, "--keep-worker")
+    assert code == 0
+    assert config.read_text() == original  # exactly our table went
+    assert "codex mcp remove" not in out
+
+
+def test_codex_config_we_cannot_merge_is_left_alone(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp, "available", lambda: True)
+    env.codex_home.mkdir()
+    config = env.codex_home / "config.toml"
+    for text in ('model = "o4\n', '[mcp_servers]\nclaude-mem-py = { command = "old" }\n'):
+        config.write_text(text)
+        code, _, err = env.cli("install", "--ide", "codex", "--no-start")
+        assert code == 1
+        assert str(config) in err
+        assert "left untouched" in err
+        assert config.read_text() == text
+        assert not (env.codex_home / "hooks.json").exists()  # nothing written at all
 
 
 def test_plugin_dir(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -112,3 +112,13 @@ class Target:
     uninstall: Edit
     what: str
     scaffold: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TextTarget:
+    """A file that is not JSON (Codex's TOML config): `edit(text or None, action)` gives the
+    new text, or None to delete the file; it raises ShapeError for a file it must not touch."""
+
+    path: Path
+    edit: Callable[[str | None, str], str | None]
+    what: str

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from claude_mem import paths
-from claude_mem.install.base import ConfigError, Doc, ShapeError, Target
+from claude_mem.install.base import ConfigError, Doc, ShapeError, Target, TextTarget
 
 KEEP_BACKUPS = 5
 
@@ -92,9 +92,14 @@ def render(doc: Doc, like: str | None = None) -> str:
     return json.dumps(doc, indent=_indent(like), ensure_ascii=False) + "\n"
 
 
-def plan(target: Target, action: str) -> FileChange:
+def plan(target: Target | TextTarget, action: str) -> FileChange:
     """What `action` ("install" or "uninstall") does to `target` (nothing is written)."""
     before = read_text(target.path)
+    if isinstance(target, TextTarget):
+        try:
+            return FileChange(target.path, before, target.edit(before, action), target.what)
+        except ShapeError as exc:
+            raise ConfigError(f"{target.path}: {exc}; it was left untouched") from exc
     original = parse(before, target.path)
     doc = copy.deepcopy(original)
     try:

@@ -16,7 +16,7 @@ from typing import TextIO
 
 from claude_mem import __version__
 from claude_mem.install import claude_code, files, mcp, plugin
-from claude_mem.install.base import ConfigError, HookCommand, Scope, Target
+from claude_mem.install.base import ConfigError, HookCommand, Scope, Target, TextTarget
 
 START_WAIT_S = 10.0
 MODULES = {
@@ -45,7 +45,7 @@ def ide_module(ide: str) -> ModuleType:
 @dataclass(frozen=True)
 class Plan:
     label: str
-    targets: list[Target]
+    targets: list[Target | TextTarget]
     notes: list[str]
     events: tuple[str, ...]
 
