@@ -66,6 +66,8 @@ def test_backup_copies_a_database_in_use(data_dir: Path, tmp_path: Path) -> None
 
         chosen = cli("backup", str(tmp_path))  # a folder: the copy goes inside it
         assert chosen.returncode == 0
+        assert "bytes: 1 session, 0 prompts, 2 observations, 0 summaries)" in chosen.stdout
+        assert "user_prompts" not in chosen.stdout
         [inside] = tmp_path.glob("claude-mem-*.db")
         assert titles(inside) == ["first", "second"]
         refused = cli("backup", str(inside))
@@ -103,6 +105,9 @@ def test_restore_replaces_the_database_and_keeps_a_safety_copy(
     with open_database() as db:  # the restored database opens and takes writes
         add(db, "after the restore")
     assert titles(paths.db_path()) == ["kept in the backup", "after the restore"]
+    shown = cli("restore", str(saved))
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert f"restored {saved}: 1 session, 0 prompts, 1 observation, 0 summaries" in shown.stdout
 
 
 def test_restore_over_a_damaged_database_keeps_its_raw_bytes(

@@ -193,7 +193,19 @@ def test_queue_command_lists_retries_and_drops_dead_rows(data_dir: Path) -> None
     assert "0 pending, 0 processing, 2 dead" in listing.stdout
     assert f"provider said no to {ids[0]}" in listing.stdout
     assert run("queue", "retry", str(ids[0])).stdout.strip() == "1 dead row(s) queued again"
-    assert run("queue", "drop").stdout.strip() == "1 dead row(s) dropped"
+    refused = run("queue", "drop")  # no ids: nothing is dropped without --all
+    assert refused.returncode == 2
+    assert "--all" in refused.stderr
+    assert "dropped" not in refused.stdout
+    missing = run("queue", "drop", "999", str(ids[1]))
+    assert missing.returncode == 1
+    assert f"no dead row 999 (dead rows: {ids[1]})" in missing.stderr
+    not_dead = run("queue", "retry", str(ids[0]))  # queued again above: pending, not dead
+    assert not_dead.returncode == 1
+    assert f"no dead row {ids[0]}" in not_dead.stderr
+    with Database() as db:
+        assert counts(db.read()) == {"pending": 1, "processing": 0, "dead": 1}
+    assert run("queue", "drop", "--all").stdout.strip() == "1 dead row(s) dropped"
     with Database() as db:
         assert counts(db.read()) == {"pending": 1, "processing": 0, "dead": 0}
 
@@ -311,3 +323,20 @@ def test_doctor_says_a_missing_settings_file_is_absent(data_dir: Path) -> None:
             "detail": f"{data_dir / 'settings.json'} absent; defaults apply",
         }
     ]
+
+
+def test_viewer_says_when_it_starts_the_worker(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.worker_process import worker_env
+
+    for env in worker_env(data_dir, monkeypatch):
+        first = env.cli("viewer")
+        assert first.returncode == 0, first.stderr
+        assert "/auth?code=" in first.stdout
+        health = env.health()
+        assert health is not None
+        assert f"started the worker (pid {health['pid']}, port {env.port})" in first.stderr
+        second = env.cli("viewer")
+        assert second.returncode == 0, second.stderr
+        assert "started" not in second.stderr

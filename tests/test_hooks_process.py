@@ -260,6 +260,28 @@ def test_private_prompt_reaches_the_worker_as_private(live: Live) -> None:
     assert stored == [("", 1)]
 
 
+def test_binary_tool_output_is_kept_not_dropped(live: Live) -> None:
+    """A host passing a binary file's bytes through: invalid UTF-8 and raw control bytes
+    inside a string of an otherwise valid JSON object. The event is stored, not dropped."""
+    output = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR caf\xe9 \xff\xfe \x1b[31mred\x1b[0m"
+    payload = (
+        b'{"session_id": "binary-1", "cwd": "/home/dev/proj", "hook_event_name": "PostToolUse",'
+        b' "tool_name": "Bash", "tool_use_id": "toolu_binary_1",'
+        b' "tool_input": {"command": "cat logo.png"}, "tool_response": {"stdout": "'
+        + output
+        + b'"}}'
+    )
+    done = hook("claude-code", "post-tool-use", payload, live.env)
+    assert (done.returncode, answer(done), done.stderr) == (0, {}, b"")
+    session = live.session("claude-code", "binary-1")
+    assert session is not None, "the event was dropped"
+    stored = live.query("SELECT tool_response FROM tool_uses WHERE session_id = ?", session[0])
+    assert len(stored) == 1
+    assert "caf\ufffd \ufffd\ufffd" in str(stored[0][0])
+    assert "IHDR" in str(stored[0][0])
+    assert "not a JSON object" not in log_text(live.data_dir)
+
+
 # --- a stand-in worker that records every request byte --------------------------------------
 
 
@@ -583,6 +605,7 @@ def test_bad_input_never_crashes(fake: FakeWorker, env: dict[str, str], data_dir
         done = hook("claude-code", "post-tool-use", payload, env)
         assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert "payload is not a JSON object" in log_text(data_dir)
+    assert "payload is not valid JSON" in log_text(data_dir)
     huge = json.dumps({**CLAUDE_TOOL, "tool_response": "x" * (20 << 20)}).encode()
     done = hook("claude-code", "post-tool-use", huge, env)
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
@@ -669,25 +692,68 @@ def test_a_terminal_on_stdin_is_not_a_broken_host(env: dict[str, str], data_dir:
     assert not (data_dir / "state" / "capture-broken").exists()
 
 
-def test_setup_hook_hints_once_per_upgrade(
-    fake: FakeWorker, env: dict[str, str], data_dir: Path
-) -> None:
-    done = hook("claude-code", "setup", {"session_id": "s"}, env)
-    assert (done.returncode, answer(done), done.stderr) == (0, {}, b"")
-    (data_dir / "install-version").write_text("0.0.1\n")
-    done = hook("claude-code", "setup", {"session_id": "s"}, env)
-    assert done.returncode == 0
-    assert answer(done) == {}
-    assert done.stderr.decode() == (
-        f"claude-mem upgraded 0.0.1 -> {__version__}; "
-        "run `claude-mem install` to refresh the hooks.\n"
+def install(env: dict[str, str], data_dir: Path) -> Path:
+    """`claude-mem install --no-start` into env's HOME with `data_dir`; the settings file."""
+    done = subprocess.run(
+        [str(CLI), "install", "--no-start"],
+        env={**env, "CLAUDE_MEM_DATA_DIR": str(data_dir)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
-    start = {"session_id": "s", "cwd": "/home/dev/proj"}
-    first = answer(hook("codex", "session-start", start, env))
+    assert done.returncode == 0, done.stderr
+    return Path(env["HOME"]) / ".claude" / "settings.json"
+
+
+def installed_hook(settings: Path, event: str, payload: dict[str, object], env: dict[str, str]):  # type: ignore[no-untyped-def]
+    """Run the command the installer wrote for `event`, as Claude Code does (through a shell)."""
+    doc = json.loads(settings.read_text())
+    command = doc["hooks"][event][0]["hooks"][0]["command"]
+    return subprocess.run(
+        ["bash", "-c", command], input=json.dumps(payload).encode(), env=env,
+        capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def test_a_data_dir_the_installer_never_saw_gets_no_install_hint(
+    fake: FakeWorker, env: dict[str, str], tmp_path: Path
+) -> None:
+    settings = install(env, tmp_path / "seen-by-the-installer")
+    never_seen = {**env, "CLAUDE_MEM_DATA_DIR": str(tmp_path / "never-seen")}
+    start = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
+    done = installed_hook(settings, "SessionStart", start, never_seen)
+    assert done.returncode == 0, done.stderr
+    context = answer(done)["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+    assert "Fixed the parser" in context  # the worker's context, and nothing else
+    assert "install" not in context
+    setup = installed_hook(settings, "Setup", {"session_id": "s", "cwd": str(tmp_path)}, never_seen)
+    assert (setup.returncode, answer(setup), setup.stderr) == (0, {}, b"")
+
+
+def test_hooks_an_older_version_installed_get_one_hint(
+    fake: FakeWorker, env: dict[str, str], tmp_path: Path
+) -> None:
+    settings = install(env, tmp_path / "data-a")
+    doc = json.loads(settings.read_text())
+    del doc["hooks"]["PostToolUseFailure"]  # as an older installer wrote them
+    settings.write_text(json.dumps(doc))
+    other = {**env, "CLAUDE_MEM_DATA_DIR": str(tmp_path / "data-b")}
+    setup = installed_hook(settings, "Setup", {"session_id": "s", "cwd": str(tmp_path)}, other)
+    assert setup.returncode == 0
+    assert setup.stderr.decode() == (
+        f"claude-mem {__version__}: the hooks in {settings} lack PostToolUseFailure; "
+        "run `claude-mem install` to refresh them.\n"
+    )
+    start = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
+    first = answer(installed_hook(settings, "SessionStart", start, other))
     context = first["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
-    assert context.startswith("claude-mem upgraded 0.0.1")
-    second = answer(hook("codex", "session-start", start, env))
-    assert "upgraded" not in str(second)
+    assert context.startswith(f"claude-mem {__version__}: the hooks in {settings} lack")
+    second = answer(installed_hook(settings, "SessionStart", start, other))
+    assert "lack" not in str(second)  # once, not every session
+    install(env, tmp_path / "data-c")  # repaired: silent again
+    setup = installed_hook(settings, "Setup", {"session_id": "s", "cwd": str(tmp_path)}, other)
+    assert (setup.returncode, setup.stderr) == (0, b"")
 
 
 def test_claude_mem_hook_cli_runs_the_same_hook(fake: FakeWorker, env: dict[str, str]) -> None:

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from claude_mem import __version__, settings
-from claude_mem.hooks import handlers, state, transcript, version_check
+from claude_mem.hooks import handlers, installed, state, transcript, version_check
 from claude_mem.hooks.adapters.gemini_cli import without_hook_context
 from claude_mem.hooks.event import HookEvent, HookResult
 from claude_mem.hooks.runner import parse, run
+from claude_mem.install.base import HookCommand
 
 
 def test_event_rejects_unknown_kinds_and_fields() -> None:
@@ -68,22 +69,46 @@ def test_state_files_are_private(data_dir: Path) -> None:
     assert state.take_capture_broken() is None
 
 
-def test_install_marker_and_hints(data_dir: Path) -> None:
-    assert version_check.installed_version() is None
-    assert "no install marker" in str(version_check.hint())
-    assert version_check.hint_once() is not None
-    assert version_check.hint_once() is None  # a missing marker doesn't nag every session
-    version_check.write_install_marker()
-    assert (data_dir / "install-version").read_text() == __version__ + "\n"
-    assert (data_dir / "install-version").stat().st_mode & 0o777 == 0o600
-    assert version_check.hint() is None
-    version_check.write_install_marker("0.0.9")
-    assert version_check.hint() == (
-        f"claude-mem upgraded 0.0.9 -> {__version__}; "
-        "run `claude-mem install` to refresh the hooks."
+def test_install_hints_come_from_the_agents_config_not_the_data_dir(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, project = tmp_path / "home", tmp_path / "proj"
+    (project / "src").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)
+    assert version_check.hint("claude-code", str(project)) is None  # not installed: no advice
+    version_check.write_install_marker("0.0.9")  # the data dir says nothing about the hooks
+    assert version_check.hint("claude-code", str(project)) is None
+    settings = project / ".claude" / "settings.json"  # `install --project`, seen from a subdir
+    settings.parent.mkdir()
+    ours = {"type": "command", "command": "/venv/python -I -S /x/claude_mem/hooks/entry.py c e"}
+    events = [e for e in installed.REGISTER["claude-code"] if e != "Stop"]
+    settings.write_text(json.dumps({"hooks": {e: [{"hooks": [ours]}] for e in events}}))
+    line = version_check.hint("claude-code", str(project / "src"))
+    assert line == (
+        f"claude-mem {__version__}: the hooks in {settings} lack Stop; "
+        "run `claude-mem install` to refresh them."
     )
-    assert version_check.hint_once() is not None
-    assert version_check.hint_once() is None
+    assert version_check.hint_once("claude-code", str(project)) == line
+    assert version_check.hint_once("claude-code", str(project)) is None  # once, not every session
+    user = home / ".claude" / "settings.json"  # the user's file registers the rest
+    user.parent.mkdir(parents=True)
+    user.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [ours]}]}}))
+    assert version_check.hint("claude-code", str(project)) is None
+
+
+def test_the_installer_writes_the_events_and_files_the_hooks_check() -> None:
+    from claude_mem.install import IDES
+    from claude_mem.install.base import Scope
+    from claude_mem.install.flow import ide_module
+
+    scope = Scope(Path("/home/dev"), Path("/work/p"), {})
+    for ide in IDES:
+        module = ide_module(ide)
+        assert tuple(hook.event for hook in module.HOOKS) == installed.REGISTER[ide], ide
+        path = str(module.targets(scope, HookCommand("/py", "/e"), False)[0].path)
+        assert path == installed.hook_file(ide, "/home/dev", {}, "/work/p"), ide
 
 
 def write_lines(path: Path, records: list[object]) -> None:
@@ -152,8 +177,9 @@ def test_gemini_hook_context_is_not_the_users_prompt() -> None:
 def test_parse_accepts_objects_only() -> None:
     assert parse(b'\xef\xbb\xbf{"a": 1}') == {"a": 1}
     assert parse(b'{"a": "\xff"}') == {"a": "\ufffd"}
-    assert parse(b"[]") is None
-    assert parse(b"{") is None
+    assert parse(b'{"a": "x\ty\x1b\x00"}') == {"a": "x\ty\x1b\x00"}  # raw bytes of a binary
+    assert parse(b"[]") == "not a JSON object"
+    assert parse(b"{") == "not valid JSON"
 
 
 def test_bad_arguments_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -209,14 +235,17 @@ def test_skip_tools_setting_is_honoured_at_the_edge() -> None:
     assert handle(event, CLAUDE_MEM_SKIP_TOOLS="Grep,Glob")[1] == []
 
 
-def test_session_start_without_a_worker_still_reports_notes() -> None:
+def test_session_start_without_a_worker_still_reports_notes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # no agent config: no install hint
     state.mark_capture_broken("cursor stop hook got no payload")
     event = HookEvent("claude-code", "SessionStart", "session_start", session_id="s", cwd="/p")
     result, calls = handle(event)
     assert calls == []
     assert result.context is not None
-    assert "capture was broken: cursor stop hook got no payload" in result.context
-    assert "no install marker" in result.context
+    assert result.context.startswith("claude-mem: capture was broken: cursor stop hook got no")
+    assert "install" not in result.context
     assert result.system_message is not None
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from claude_mem.install import files, merge
-from claude_mem.install.base import ConfigError, Hook, HookCommand, Target, is_ours
+from claude_mem.install.base import ConfigError, Hook, HookCommand, ShapeError, Target, is_ours
 
 CMD = HookCommand("/opt/venv/bin/python", "/opt/site/claude_mem/hooks/entry.py")
 OTHER = {"type": "command", "command": "~/bin/notify.sh", "timeout": 5}
@@ -124,13 +124,14 @@ def test_indentation_mode_and_symlinks_are_kept(
     saved = files.apply(change)
     assert link.is_symlink()
     assert saved is not None
-    assert saved.parent == real.parent
-    assert saved.name.startswith("settings.json.bak-")
+    assert saved.parent == files.backup_dir()  # the data dir's, never beside the file
+    assert saved.name.startswith(files.backup_name(link) + ".bak-")  # named after the link
+    assert saved.read_text() == json.dumps({"model": "opus", "env": {"A": "1"}}, indent=indent)
     text = real.read_text()
     assert f'\n{unit}"model": "opus",' in text
     assert (real.stat().st_mode & 0o777) == 0o600
     assert json.loads(text)["env"] == {"A": "1"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dotfiles", "settings.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "dotfiles", "settings.json"]
 
 
 def test_backups_never_overwrite_each_other(tmp_path: Path) -> None:
@@ -149,3 +150,29 @@ def test_new_files_follow_the_umask(tmp_path: Path) -> None:
         os.umask(old)
     assert ((tmp_path / "a" / "b.json").stat().st_mode & 0o777) == 0o640
     assert [p.name for p in (tmp_path / "a").iterdir()] == ["b.json"]  # no temporary left
+
+
+def test_toml_table_is_replaced_in_place_and_nothing_else_moves() -> None:
+    from claude_mem.install import toml_table
+
+    path = ("mcp_servers", "claude-mem-py")
+    ours = {"command": "/v/python", "args": ["-m", "claude_mem.cli", "mcp"]}
+    old = (
+        'a = 1 # note\n\n[mcp_servers.claude-mem-py]\ncommand = "old"\n\n'
+        '[mcp_servers.claude-mem-py.env]\nX = "1"\n\n[z]\nb = "\u00e9"\n'
+    )
+    new = toml_table.edit(old, path, ours)
+    assert new == (
+        'a = 1 # note\n\n[mcp_servers.claude-mem-py]\ncommand = "/v/python"\n'
+        'args = ["-m", "claude_mem.cli", "mcp"]\n\n[z]\nb = "\u00e9"\n'
+    )
+    assert toml_table.edit(new, path, ours) is new
+    assert toml_table.edit(new, path, None) == 'a = 1 # note\n\n[z]\nb = "\u00e9"\n'
+    created = toml_table.edit(None, path, ours)
+    assert created is not None
+    assert toml_table.edit(created, path, None) is None  # nothing else left: the file goes
+    odd = toml_table.edit(None, ("mcp_servers", "a b"), {"command": 'q"\\\x7f'})
+    assert odd == '[mcp_servers."a b"]\ncommand = "q\\"\\\\\\u007f"\n'
+    for refused in ('x = """\n[mcp_servers.claude-mem-py]\n', "mcp_servers.claude-mem-py.a = 1\n"):
+        with pytest.raises(ShapeError):
+            toml_table.edit(refused, path, ours)

@@ -6,6 +6,7 @@ import json
 import os
 import shlex
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 import claude_mem
 from claude_mem import __version__
 from claude_mem.cli import main
-from claude_mem.install import mcp, merge
+from claude_mem.install import files, mcp, merge
 
 PY = os.path.abspath(sys.executable)
 ENTRY = str(Path(claude_mem.__file__).resolve().parent / "hooks" / "entry.py")
@@ -197,7 +198,9 @@ def normalized(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(path.name + ".bak-*")) if path.parent.exists() else []
+    """The copies install/uninstall kept of `path`: all in the data dir, none beside it."""
+    assert not list(path.parent.glob(path.name + ".bak-*")) if path.parent.exists() else True
+    return files.backups_of(path)
 
 
 @pytest.mark.parametrize("ide", list(IDES))
@@ -262,7 +265,24 @@ def test_uninstall_of_a_fresh_install_leaves_no_file(env: Env, ide: str) -> None
     code, out, _ = env.cli("uninstall", "--ide", ide, "--keep-worker")
     assert code == 0
     assert f"removed   {env.root / rel}" in out
-    assert [Path(f).name.split(".bak-")[0] for f in env.files()] == [Path(rel).name]
+    assert env.files() == []  # no backup left in HOME either
+    [saved] = backups(env.root / rel)
+    assert saved.parent == env.data_dir / "backups" / "config"
+    assert saved.stat().st_mode & 0o777 == 0o600
+    assert f"(backup: {saved})" in out
+
+
+def test_only_the_last_backups_of_each_file_are_kept(env: Env) -> None:
+    path = env.home / ".claude" / "settings.json"
+    for n in range(files.KEEP_BACKUPS + 3):
+        assert env.cli("install", "--no-start")[0] == 0
+        assert env.cli("uninstall", "--keep-worker")[0] == 0
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps({"model": f"m{n}"}))
+    kept = backups(path)
+    assert len(kept) == files.KEEP_BACKUPS
+    assert json.loads(kept[-1].read_text())["model"] == f"m{files.KEEP_BACKUPS + 1}"
+    assert not list(env.home.glob("**/*.bak-*"))
 
 
 @pytest.mark.parametrize("ide", list(IDES))
@@ -375,7 +395,9 @@ def test_mcp_entries_once_the_server_exists(env: Env, monkeypatch: pytest.Monkey
         assert json.loads((env.home / rel).read_text())["mcpServers"] == {"claude-mem-py": server}
 
     _, out, _ = env.cli("install", "--ide", "codex", "--no-start")
-    assert f"codex mcp add claude-mem-py -- {shlex.quote(PY)} -m claude_mem.cli mcp" in out
+    assert "codex mcp add" not in out  # registered, not left to the user
+    codex = tomllib.loads((env.codex_home / "config.toml").read_text())
+    assert codex == {"mcp_servers": {"claude-mem-py": server}}
 
     # Uninstall removes our entry even if this version had none to offer.
     monkeypatch.setattr(mcp, "available", lambda: False)
@@ -385,6 +407,61 @@ def test_mcp_entries_once_the_server_exists(env: Env, monkeypatch: pytest.Monkey
     assert not (env.project / ".mcp.json").exists()
     assert env.cli("uninstall", "--ide", "gemini-cli", "--keep-worker")[0] == 0
     assert not (env.home / ".gemini" / "settings.json").exists()
+    assert env.cli("uninstall", "--ide", "codex", "--keep-worker")[0] == 0
+    assert not (env.codex_home / "config.toml").exists()
+
+
+CODEX_CONFIG = Path(__file__).parent / "fixtures" / "install" / "codex-config.toml"
+
+
+@pytest.mark.parametrize("project", [False, True])
+def test_codex_mcp_server_is_merged_into_config_toml(
+    env: Env, monkeypatch: pytest.MonkeyPatch, project: bool
+) -> None:
+    monkeypatch.setattr(mcp, "available", lambda: True)
+    folder = env.project / ".codex" if project else env.codex_home
+    config = folder / "config.toml"
+    folder.mkdir(parents=True)
+    original = CODEX_CONFIG.read_text()
+    config.write_text(original)
+    scope = ["--project"] if project else []
+
+    code, out, err = env.cli("install", "--ide", "codex", *scope, "--no-start")
+    assert (code, err) == (0, "")
+    assert f"updated   {config} [MCP server]" in out
+    text = config.read_text()
+    assert text.startswith(original)  # every line of theirs, byte for byte, comments included
+    doc = tomllib.loads(text)
+    assert doc["mcp_servers"]["claude-mem-py"] == {
+        "command": PY,
+        "args": ["-m", "claude_mem.cli", "mcp"],
+    }
+    assert {k: v for k, v in doc["mcp_servers"].items() if k != "claude-mem-py"} == (
+        tomllib.loads(original)["mcp_servers"]
+    )
+    assert env.cli("install", "--ide", "codex", *scope, "--no-start")[0] == 0
+    assert config.read_text() == text  # a re-install changes nothing
+
+    code, out, _ = env.cli("uninstall", "--ide", "codex", *scope, "--keep-worker")
+    assert code == 0
+    assert config.read_text() == original  # exactly our table went
+    assert "codex mcp remove" not in out
+
+
+def test_codex_config_we_cannot_merge_is_left_alone(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp, "available", lambda: True)
+    env.codex_home.mkdir()
+    config = env.codex_home / "config.toml"
+    for text in ('model = "o4\n', '[mcp_servers]\nclaude-mem-py = { command = "old" }\n'):
+        config.write_text(text)
+        code, _, err = env.cli("install", "--ide", "codex", "--no-start")
+        assert code == 1
+        assert str(config) in err
+        assert "left untouched" in err
+        assert config.read_text() == text
+        assert not (env.codex_home / "hooks.json").exists()  # nothing written at all
 
 
 def test_plugin_dir(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -407,7 +484,7 @@ def test_plugin_dir(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
         "args": ["-m", "claude_mem.cli", "mcp"],
     }
     assert env.cli("uninstall", "--plugin-dir", str(folder), "--keep-worker")[0] == 0
-    assert [f for f in env.files() if ".bak-" not in f] == []
+    assert env.files() == []
 
     code, _, err = env.cli("install", "--plugin-dir", str(folder), "--ide", "codex")
     assert code == 2

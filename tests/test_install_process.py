@@ -162,7 +162,11 @@ def test_install_starts_the_worker(tmp_path: Path) -> None:
         assert f"viewer http://127.0.0.1:{port}/" in done.stdout
         health = lifecycle.probe(port, 2.0)
         assert health is not None
-        assert f"worker: running, pid {health['pid']}" in done.stdout
+        assert f"started the worker (pid {health['pid']}, port {port})" in done.stdout
+        again = cli("install")  # the same worker: said, but not as a start
+        assert again.returncode == 0, again.stderr
+        assert "started the worker" not in again.stdout
+        assert f"already running (pid {health['pid']}, port {port})" in again.stdout
         done = cli("uninstall", "--keep-worker")
         assert done.returncode == 0, done.stderr
         assert lifecycle.probe(port, 2.0) is not None

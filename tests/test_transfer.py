@@ -150,6 +150,19 @@ def test_export_of_one_project(data_dir: Path, tmp_path: Path) -> None:
     assert {s["project"] for s in dump(fresh)["sessions"]} == {"blog"}
 
 
+def test_export_of_an_unknown_project_is_an_error_naming_the_known_ones(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    with open_database() as db:
+        seed(db)
+    out = tmp_path / "nosuch.jsonl"
+    done = cli("export", "--project", "blog", "--project", "nosuch", "-o", str(out), data=data_dir)
+    assert done.returncode == 1
+    assert "no project nosuch" in done.stderr
+    assert "blog" in done.stderr.split("known:")[1]
+    assert not out.exists()  # nothing written, nothing truncated
+
+
 def header(**overrides: Any) -> str:
     return json.dumps({"format": FORMAT, "version": VERSION} | overrides)
 

@@ -8,6 +8,8 @@ the CLI's own entry point.
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -91,12 +93,12 @@ def test_pause_and_resume_most_recent_session_and_all(
     worker: RunningWorker, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["pause"]) == 1  # nothing recorded yet
-    assert "no session recorded yet" in capsys.readouterr().out
+    assert "no active session" in capsys.readouterr().err
     send(worker, project, "old", 1)
     send(worker, project, "new", 1)
     assert main(["pause"]) == 0
     said = capsys.readouterr().out
-    assert "capture paused for session 2 (ledger, claude-code)" in said
+    assert "capture paused for session new (ledger, claude-code)" in said
     assert send(worker, project, "new", 2)["reason"] == "paused"
     assert send(worker, project, "old", 2)["status"] == "queued"
     assert main(["pause", "--all"]) == 0
@@ -115,6 +117,45 @@ def test_pause_and_resume_most_recent_session_and_all(
     assert send(worker, project, "new", 3)["status"] == "queued"
     assert main(["resume", "--all"]) == 0
     assert "nothing was paused" in capsys.readouterr().out
+
+
+def end(worker: RunningWorker, session: str) -> None:
+    body = {"host_session_id": session, "platform": "claude-code", "reason": "exit"}
+    assert worker.client.post("/api/sessions/end", json=body).status_code == 200
+
+
+def test_pause_refuses_unknown_sessions_skips_ended_ones_and_its_undo_undoes(
+    worker: RunningWorker, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    send(worker, project, "working", 1)
+    send(worker, project, "finished", 1)
+    end(worker, "finished")
+    assert main(["pause", "--session", "999"]) == 1
+    out, err = capsys.readouterr()
+    assert "no session 999" in err
+    assert "paused" not in out
+    assert control.pauses()["sessions"] == {}
+    assert main(["pause"]) == 0  # the newest session has ended: the one still going is paused
+    said = capsys.readouterr().out
+    assert "capture paused for session working (ledger, claude-code)" in said
+    assert send(worker, project, "working", 2)["reason"] == "paused"
+    # status names it by the same id, and that id is what --session takes
+    assert main(["status", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["paused_sessions"] == ["working"]
+    assert main(["status"]) == 0
+    assert "working" in capsys.readouterr().out
+    # the undo it printed undoes exactly that, even after another session was paused
+    undo = re.search(r"`(claude-mem resume[^`]*)`", said)
+    assert undo is not None, said
+    assert main(["pause", "--session", "finished"]) == 0
+    capsys.readouterr()
+    assert main(shlex.split(undo.group(1))[1:]) == 0
+    assert "capture resumed for session working" in capsys.readouterr().out
+    assert send(worker, project, "working", 3)["status"] == "queued"
+    assert list(control.pauses()["sessions"]) == ["finished"]  # type: ignore[arg-type]
+    end(worker, "working")
+    assert main(["pause"]) == 1
+    assert "no active session" in capsys.readouterr().err
 
 
 def set_mode(worker: RunningWorker, mode: str) -> None:

@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from claude_mem.backup import BackupError, backup
+    from claude_mem.backup import BackupError, backup, describe
     from claude_mem.store.db import open_database
 
     try:
@@ -30,6 +30,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"path": str(made.path), "bytes": made.bytes, "counts": made.counts}))
         return 0
-    counts = ", ".join(f"{n} {table}" for table, n in made.counts.items())
-    print(f"backup written to {made.path} ({made.bytes:,} bytes: {counts})")
+    print(f"backup written to {made.path} ({made.bytes:,} bytes: {describe(made.counts)})")
     return 0

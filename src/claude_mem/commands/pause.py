@@ -1,13 +1,24 @@
 """`claude-mem pause [--session ID | --all]`: stop capturing one session, or everything.
 
-Without options the most recent session is paused (the one you are most likely in). A paused
-session keeps its memory and still gets context; nothing new is recorded until `claude-mem
-resume`. A prompt containing `#nomem` pauses its own session the same way.
+Without options the session still going that saw an event last is paused (the one you are most
+likely in). A paused session keeps its memory and still gets context; nothing new is recorded
+until `claude-mem resume`. A prompt containing `#nomem` pauses its own session the same way.
+
+Sessions are named by the agent's own session id everywhere (here, in `resume` and in
+`claude-mem status`): it is what the pause is keyed on, and what `--session` takes back.
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
+from typing import Any
+
+SESSION_HELP = (
+    "the agent's session id, as `claude-mem status` and pause print it, or the session number "
+    "the viewer shows"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,8 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scope.add_argument(
         "--session",
         metavar="ID",
-        help="a session id as the viewer and API show it, or the agent's own session id "
-        "(default: the most recent session)",
+        help=f"{SESSION_HELP} (default: the most recent session that has not ended)",
     )
     scope.add_argument("--all", action="store_true", help="every session, new ones too")
 
@@ -25,23 +35,40 @@ class NoSession(Exception):
     """The session to act on cannot be found."""
 
 
-def target_session(given: str | None) -> tuple[str, str]:
-    """(the agent's session id, a label for people) for `--session` or the most recent one."""
+def _row(given: str | None) -> dict[str, Any]:
+    """The stored session `given` names (its number or the agent's id), or the latest active."""
     from claude_mem.store.db import open_database
-    from claude_mem.store.sessions import get_session, list_sessions
+    from claude_mem.store.sessions import get_session, latest_active_session, sessions_with_host_id
 
     with open_database() as db:
         conn = db.read()
         if given is None:
-            rows = list_sessions(conn, limit=1)
-            if not rows:
-                raise NoSession("no session recorded yet; give --session ID or --all")
-            row = rows[0]
-        elif given.isdigit() and (found := get_session(conn, int(given))) is not None:
-            row = found
-        else:
-            return given, f"session {given}"
-    return str(row["host_session_id"]), f"session {row['id']} ({row['project']}, {row['platform']})"
+            row = latest_active_session(conn)
+            if row is None:
+                raise NoSession("no active session (none recorded, or all ended); "
+                                "give --session ID or --all")  # fmt: skip
+            return row
+        found = sessions_with_host_id(conn, given)
+        if found:
+            return found[0]
+        row = get_session(conn, int(given)) if given.isdigit() else None
+    if row is None:
+        raise NoSession(
+            f"no session {given} is recorded; `claude-mem status` and the viewer list sessions"
+        )
+    return row
+
+
+def target_session(given: str | None) -> tuple[str, str]:
+    """(the agent's session id, a label for people) for `--session` or the latest active one."""
+    row = _row(given)
+    host_id = str(row["host_session_id"])
+    return host_id, f"session {host_id} ({row['project']}, {row['platform']})"
+
+
+def resume_command(host_id: str) -> str:
+    """The command that lifts exactly this session's pause."""
+    return shlex.join(["claude-mem", "resume", "--session", host_id])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         host_id, label = target_session(args.session)
     except NoSession as exc:
-        print(f"claude-mem: {exc}")
+        print(f"claude-mem pause: {exc}", file=sys.stderr)
         return 1
     control.pause(host_id)
-    print(f"claude-mem: capture paused for {label} (`claude-mem resume` to undo)")
+    print(f"claude-mem: capture paused for {label} (`{resume_command(host_id)}` to undo)")
     return 0

@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from claude_mem.backup import BackupError, restore
+    from claude_mem.backup import BackupError, describe, restore
     from claude_mem.settings import load as load_settings
 
     redact = load_settings().get_bool("CLAUDE_MEM_REDACT_SECRETS")
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"restored": args.path, "safety_copy": safety and str(safety),
                           "counts": counts}))  # fmt: skip
         return 0
-    print(f"restored {args.path}: " + ", ".join(f"{n} {t}" for t, n in counts.items()))
+    print(f"restored {args.path}: {describe(counts)}")
     if safety is not None:
         print(f"the previous database is kept as {safety}")
     return 0

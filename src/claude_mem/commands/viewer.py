@@ -1,5 +1,5 @@
 """`claude-mem viewer [--open]`: print (and optionally open) a one-time link that signs this
-browser in to the web viewer; the worker is started if it isn't running."""
+browser in to the web viewer; the worker is started if it isn't running, and stderr says so."""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from claude_mem.commands.autostart import ensure_worker, started_line
     from claude_mem.viewer.auth import LINK_TTL_S
     from claude_mem.viewer.link import LinkError, sign_in_link
     from claude_mem.worker import lifecycle
 
-    info = lifecycle.ensure_running(wait_s=START_WAIT_S)
+    info, started = ensure_worker(START_WAIT_S)
     if info is None:
         print(
             f"the worker did not become healthy within {START_WAIT_S:.0f} s; "
@@ -26,6 +27,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    if started:
+        print(f"claude-mem: {started_line(info)}", file=sys.stderr)
     try:
         url = sign_in_link(info.host, info.port)
     except LinkError as exc:

@@ -13,23 +13,8 @@ import os
 import shlex
 import sys
 
-# Host events the installer should register per platform, in the order they fire. Claude
-# Code's PreToolUse is wanted for Read only (the file-read gate); the others take every tool.
-REGISTER: dict[str, tuple[str, ...]] = {
-    "claude-code": (
-        "Setup", "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
-        "PostToolUseFailure", "Stop", "SessionEnd",
-    ),
-    "codex": ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"),
-    "gemini-cli": ("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd"),
-    "cursor": (
-        "beforeSubmitPrompt", "afterShellExecution", "afterMCPExecution", "afterFileEdit", "stop",
-    ),
-    "windsurf": (
-        "pre_user_prompt", "post_run_command", "post_mcp_tool_use", "post_write_code",
-        "post_cascade_response",
-    ),
-}  # fmt: skip
+from claude_mem.hooks.installed import REGISTER  # noqa: F401 - the events, for the demo
+
 MATCHERS: dict[tuple[str, str], str] = {("claude-code", "PreToolUse"): "Read"}
 
 

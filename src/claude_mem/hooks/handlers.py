@@ -58,7 +58,8 @@ def session_start(event: HookEvent, ctx: Context) -> HookResult:
     """Start the worker if needed; the memory index as context, its terminal view for the user."""
     from claude_mem.hooks import state, version_check  # noqa: PLC0415
 
-    notes = [line for line in (state.take_capture_broken(), version_check.hint_once()) if line]
+    hint = version_check.hint_once(event.platform, event.cwd)
+    notes = [line for line in (state.take_capture_broken(), hint) if line]
     text = terminal = None
     worker = ctx.worker
     if worker.ensure_started(worker.timeout):
@@ -255,7 +256,7 @@ def setup(event: HookEvent, ctx: Context) -> HookResult:
     """Version check (Claude Code's Setup hook): one hint line when an upgrade needs a repair."""
     from claude_mem.hooks.version_check import hint  # noqa: PLC0415
 
-    line = hint()
+    line = hint(event.platform, event.cwd)
     return HookResult(line, stderr=line) if line else HookResult()
 
 

@@ -95,14 +95,18 @@ def read_stdin(fd: int = 0) -> tuple[bytes, str]:
     return b"".join(chunks), "ok"
 
 
-def parse(raw: bytes) -> dict[str, object] | None:
-    """The payload object, or None if it is not a JSON object (invalid UTF-8 is replaced)."""
+def parse(raw: bytes) -> dict[str, object] | str:
+    """The payload object, or why there is none ("not valid JSON" / "not a JSON object").
+
+    A tool's binary output can reach us as it was: invalid UTF-8 is replaced (U+FFFD) and raw
+    control bytes inside strings are accepted (strict=False), so the event is kept.
+    """
     text = raw.decode("utf-8", "replace").lstrip("\ufeff")
     try:
-        payload = json.loads(text)
+        payload = json.loads(text, strict=False)
     except (ValueError, RecursionError):
-        return None
-    return payload if isinstance(payload, dict) else None
+        return "not valid JSON"
+    return payload if isinstance(payload, dict) else "not a JSON object"
 
 
 def run(argv: list[str]) -> int:
@@ -167,8 +171,8 @@ def _run(adapter: ModuleType, host_event: str, kind: str) -> int:
         _emit(_noop(adapter, host_event, kind))
         return 0
     payload = parse(raw)
-    if payload is None:
-        _log(None, "WARN", "payload is not a JSON object", bytes=len(raw), **fields)
+    if isinstance(payload, str):
+        _log(None, "WARN", f"payload is {payload}", bytes=len(raw), **fields)
         return 0
     disabled = getattr(adapter, "disabled", None)
     if disabled is not None and disabled(payload):

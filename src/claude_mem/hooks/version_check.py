@@ -1,71 +1,58 @@
-"""Does the installed code match what `claude-mem install` set up? One hint when it doesn't.
+"""Are the hooks the agent runs the ones this version's installer writes? One hint when not.
 
-The installer calls write_install_marker() after writing the hooks; the marker holds the version
-that wrote them. After an upgrade the hooks may lack new events or point at old paths, so the
-user is told once to re-run the installer. Nothing here blocks or restarts anything.
+The answer comes from the agent's own config files (`hooks.installed`): an upgrade may add
+events, and hooks written by an older version then lack them. A data dir the installer never
+saw says nothing about the hooks, so nothing here depends on it. Hooks that are in none of the
+files the installer writes (a plugin folder, a config written by hand, the demo) get no hint:
+there is nothing the installer would repair. Nothing here blocks or restarts anything.
+
+The installer still records its version in the data dir (`install-version`), for people.
 """
 
 from __future__ import annotations
 
 import json
-import os
 
 from claude_mem import __version__, paths
+from claude_mem.hooks import installed
+from claude_mem.hooks.installed import REGISTER
 
 MARKER = "install-version"
 HINT_STATE = "version-hint.json"
 
 
-def marker_path() -> str:
-    return os.path.join(paths.data_dir(), MARKER)
-
-
 def write_install_marker(version: str = __version__) -> None:
-    """Record that the hooks were (re)installed by `version` (the installer calls this)."""
+    """Record which version last ran the installer (the installer and the demo call this)."""
     paths.write_private_file(paths.data_dir() / MARKER, version + "\n")
 
 
-def installed_version() -> str | None:
-    try:
-        with open(marker_path(), encoding="utf-8") as handle:
-            return handle.read(200).strip() or None
-    except OSError:
+def hint(platform: str, cwd: str | None) -> str | None:
+    """One line when the installed hooks of `platform` lack events this version registers."""
+    files, events = installed.installed(platform, cwd)
+    if not files:
         return None
-
-
-def hint() -> str | None:
-    """One line when the marker is missing or names another version, else None."""
-    installed = installed_version()
-    if installed == __version__:
+    missing = [event for event in REGISTER.get(platform, ()) if event not in events]
+    if not missing:
         return None
-    if installed is None:
-        return (
-            f"claude-mem {__version__}: hooks not set up by the installer (no install marker); "
-            "run `claude-mem install` to repair them."
-        )
     return (
-        f"claude-mem upgraded {installed} -> {__version__}; "
-        "run `claude-mem install` to refresh the hooks."
+        f"claude-mem {__version__}: the hooks in {', '.join(files)} lack {', '.join(missing)}; "
+        "run `claude-mem install` to refresh them."
     )
 
 
-def hint_once() -> str | None:
-    """hint(), but only the first time for a given (marker, version) pair.
-
-    Session starts call this: a missing marker must not nag on every session.
-    """
-    line = hint()
+def hint_once(platform: str, cwd: str | None) -> str | None:
+    """hint(), but only the first time for a given finding: it must not nag every session."""
+    line = hint(platform, cwd)
     if line is None:
         return None
-    key = f"{installed_version()}->{__version__}"
     state = paths.state_dir() / HINT_STATE
     try:
-        if json.loads(state.read_bytes()).get("shown") == key:
+        if json.loads(state.read_bytes()).get("shown") == line:
             return None
     except (OSError, ValueError, AttributeError):
         pass
     try:
-        paths.write_private_file(state, json.dumps({"shown": key}) + "\n")
+        paths.write_private_file(state, json.dumps({"shown": line}) + "\n")
     except OSError:
         return None  # cannot remember it: better silent than nagging every session
     return line

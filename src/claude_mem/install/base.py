@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Present in every hook command we write, and in nobody else's.
-MARKER = "claude_mem/hooks/entry.py"
+from claude_mem.hooks import installed
+from claude_mem.hooks.installed import MARKER
 
 Doc = dict[str, Any]
 Edit = Callable[[Doc], None]
@@ -86,18 +86,17 @@ class Scope:
             )
         return cls(Path(home), Path.cwd() if project else None, dict(os.environ))
 
-    def user_dir(self, name: str) -> Path:
-        """`~/<name>` (e.g. `.gemini`)."""
-        return self.home / name
+    def agent_dir(self, platform: str) -> Path:
+        """The agent's own folder (`~/.claude`, or `$CLAUDE_CONFIG_DIR` / `$CODEX_HOME`)."""
+        return Path(installed.user_dir(platform, str(self.home), self.env))
 
-    def base(self, user_dir: Path, project_dir: str) -> Path:
-        """`<project>/<project_dir>` with --project, else `user_dir`."""
-        return self.project / project_dir if self.project is not None else user_dir
+    def hook_file(self, platform: str) -> Path:
+        """The file our hooks go in, as `hooks.installed` (which the hooks read) knows it."""
+        project = str(self.project) if self.project is not None else None
+        return Path(installed.hook_file(platform, str(self.home), self.env, project))
 
     def expand(self, value: str) -> Path:
-        if value == "~" or value.startswith("~/"):
-            return self.home / value[2:]
-        return Path(value)
+        return Path(installed.expand(value, str(self.home)))
 
 
 @dataclass(frozen=True)
@@ -113,3 +112,13 @@ class Target:
     uninstall: Edit
     what: str
     scaffold: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TextTarget:
+    """A file that is not JSON (Codex's TOML config): `edit(text or None, action)` gives the
+    new text, or None to delete the file; it raises ShapeError for a file it must not touch."""
+
+    path: Path
+    edit: Callable[[str | None, str], str | None]
+    what: str

@@ -33,13 +33,8 @@ def entries(command: HookCommand) -> list[tuple[str, dict[str, Any]]]:
     return merge.grouped(PLATFORM, HOOKS, command)
 
 
-def config_dir(scope: Scope) -> Path:
-    custom = scope.env.get("CLAUDE_CONFIG_DIR", "").strip()
-    return scope.expand(custom) if custom else scope.user_dir(".claude")
-
-
 def settings_path(scope: Scope) -> Path:
-    return scope.base(config_dir(scope), ".claude") / "settings.json"
+    return scope.hook_file(PLATFORM)
 
 
 def mcp_path(scope: Scope) -> Path:

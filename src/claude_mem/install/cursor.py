@@ -26,7 +26,7 @@ HOOKS = tuple(
 
 
 def base_dir(scope: Scope) -> Path:
-    return scope.base(scope.user_dir(".cursor"), ".cursor")
+    return scope.hook_file(PLATFORM).parent
 
 
 def entries(command: HookCommand) -> list[tuple[str, dict[str, Any]]]:

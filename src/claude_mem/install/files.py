@@ -2,8 +2,10 @@
 
 Rules: a file that is not valid JSON (or not a JSON object) is never touched: ConfigError
 names it. A file is written only if its parsed content changes, so a re-install leaves it
-alone (formatting included). Before a change, a copy goes beside it
-(`settings.json.bak-YYYYmmddTHHMMSS`). Writes are atomic (temporary file + rename in the same
+alone (formatting included). Before a change, a copy goes to one folder, the data dir's
+`backups/config/` (named after the file's path, `…__settings.json.bak-YYYYmmddTHHMMSS-µs`), and
+only the last KEEP_BACKUPS of each file are kept: never beside the file, so nothing piles up in
+$HOME. Writes are atomic (temporary file + rename in the same
 folder), keep the file's mode, and go through a symlink to its target (dotfile managers).
 New output is indented like the existing file (2 spaces by default), key order kept.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import glob
 import json
 import os
 import shutil
@@ -21,7 +24,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from claude_mem.install.base import ConfigError, Doc, ShapeError, Target
+from claude_mem import paths
+from claude_mem.install.base import ConfigError, Doc, ShapeError, Target, TextTarget
+
+KEEP_BACKUPS = 5
 
 
 @dataclass(frozen=True)
@@ -86,9 +92,14 @@ def render(doc: Doc, like: str | None = None) -> str:
     return json.dumps(doc, indent=_indent(like), ensure_ascii=False) + "\n"
 
 
-def plan(target: Target, action: str) -> FileChange:
+def plan(target: Target | TextTarget, action: str) -> FileChange:
     """What `action` ("install" or "uninstall") does to `target` (nothing is written)."""
     before = read_text(target.path)
+    if isinstance(target, TextTarget):
+        try:
+            return FileChange(target.path, before, target.edit(before, action), target.what)
+        except ShapeError as exc:
+            raise ConfigError(f"{target.path}: {exc}; it was left untouched") from exc
     original = parse(before, target.path)
     doc = copy.deepcopy(original)
     try:
@@ -109,17 +120,38 @@ def plan(target: Target, action: str) -> FileChange:
 
 
 def _stamp() -> str:
-    return time.strftime("%Y%m%dT%H%M%S")
+    """Sortable to the microsecond, so names order as the backups were made."""
+    now = time.time()
+    return f"{time.strftime('%Y%m%dT%H%M%S', time.localtime(now))}-{int(now % 1 * 1e6):06d}"
 
 
-def backup(path: Path) -> Path:
-    """Copy `path` to `path.bak-<stamp>` (`-2`, `-3`... if taken this second)."""
-    base = path.with_name(f"{path.name}.bak-{_stamp()}")
+def backup_dir() -> Path:
+    return paths.backups_dir() / "config"
+
+
+def backup_name(path: Path) -> str:
+    """`home__dev__.claude__settings.json`: the config's absolute path, readable and unique."""
+    return "__".join(path.absolute().parts[1:]) or path.name
+
+
+def backups_of(path: Path) -> list[Path]:
+    """The kept copies of the config file `path`, oldest first."""
+    folder = backup_dir()
+    return sorted(folder.glob(f"{glob.escape(backup_name(path))}.bak-*")) if folder.is_dir() else []
+
+
+def backup(source: Path, config: Path | None = None) -> Path:
+    """Copy `source` (the file behind the config `config`) into backup_dir(); prune the oldest."""
+    folder = paths.ensure_dir(backup_dir())
+    base = folder / f"{backup_name(config or source)}.bak-{_stamp()}"
     dest, n = base, 1
     while dest.exists():
         n += 1
         dest = base.with_name(f"{base.name}-{n}")
-    shutil.copy2(path, dest)
+    shutil.copyfile(source, dest)
+    os.chmod(dest, 0o600)  # the data dir's rule; configs can hold API keys
+    for old in backups_of(config or source)[:-KEEP_BACKUPS]:
+        old.unlink(missing_ok=True)
     return dest
 
 
@@ -154,7 +186,7 @@ def apply(change: FileChange) -> Path | None:
     if not change.changed:
         return None
     real = Path(os.path.realpath(change.path))
-    saved = backup(real) if change.before is not None and real.exists() else None
+    saved = backup(real, change.path) if change.before is not None and real.exists() else None
     if change.after is None:
         real.unlink(missing_ok=True)
     else:

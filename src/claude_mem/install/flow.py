@@ -16,7 +16,7 @@ from typing import TextIO
 
 from claude_mem import __version__
 from claude_mem.install import claude_code, files, mcp, plugin
-from claude_mem.install.base import ConfigError, HookCommand, Scope, Target
+from claude_mem.install.base import ConfigError, HookCommand, Scope, Target, TextTarget
 
 START_WAIT_S = 10.0
 MODULES = {
@@ -45,7 +45,7 @@ def ide_module(ide: str) -> ModuleType:
 @dataclass(frozen=True)
 class Plan:
     label: str
-    targets: list[Target]
+    targets: list[Target | TextTarget]
     notes: list[str]
     events: tuple[str, ...]
 
@@ -114,7 +114,7 @@ def run(
         except OSError as exc:
             print(f"claude-mem {opts.action}: cannot write {change.path}: {exc}", file=err)
             return 1
-        backup = f" (backup: {saved.name})" if saved is not None else ""
+        backup = f" (backup: {saved})" if saved is not None else ""
         print(f"  {_state(change):<9} {change.path} [{change.what}]{backup}", file=out)
     for note in plan.notes:
         print(f"note: {note}", file=out)
@@ -141,6 +141,7 @@ def _viewer(host: str, port: int) -> str:
 
 def _after_install(opts: Options, command: HookCommand, out: TextIO, err: TextIO) -> None:
     """Install marker (the hooks' version check reads it), then the worker and its viewer URL."""
+    from claude_mem.commands.autostart import ensure_worker, started_line  # noqa: PLC0415
     from claude_mem.hooks import version_check  # noqa: PLC0415
     from claude_mem.worker import lifecycle  # noqa: PLC0415
 
@@ -155,7 +156,7 @@ def _after_install(opts: Options, command: HookCommand, out: TextIO, err: TextIO
             viewer = _viewer(host, port)
             print(f"worker: not started (the first session starts it); viewer {viewer}", file=out)
             return
-        info = lifecycle.ensure_running(wait_s=START_WAIT_S)
+        info, started = ensure_worker(START_WAIT_S)
     except Exception as exc:  # a broken settings file, an unusable data dir: doctor explains
         print(f"worker: not started ({type(exc).__name__}: {exc}); see `claude-mem doctor`",
               file=err)  # fmt: skip
@@ -164,7 +165,8 @@ def _after_install(opts: Options, command: HookCommand, out: TextIO, err: TextIO
         print(f"worker: not healthy within {START_WAIT_S:.0f} s; hooks retry on demand; "
               "see `claude-mem doctor`", file=err)  # fmt: skip
         return
-    print(f"worker: running, pid {info.pid}; viewer {_viewer(info.host, info.port)}", file=out)
+    what = started_line(info) if started else f"already running (pid {info.pid}, port {info.port})"
+    print(f"worker: {what}; viewer {_viewer(info.host, info.port)}", file=out)
 
 
 def _after_uninstall(opts: Options, out: TextIO) -> None:
@@ -175,6 +177,7 @@ def _after_uninstall(opts: Options, out: TextIO) -> None:
 
         info = lifecycle.read_pid_info()
         if lifecycle.stop():
-            print(f"worker: stopped (pid {info['pid'] if info else '?'})", file=out)
+            pid = info["pid"] if info else "?"
+            print(f"worker: stopped (pid {pid}); `--keep-worker` leaves it running", file=out)
     data = paths.data_dir()
     print(f"your memory stays in {data}; to delete it: rm -rf {shlex.quote(str(data))}", file=out)

@@ -31,7 +31,7 @@ DESCRIPTIONS = {
 
 
 def settings_path(scope: Scope) -> Path:
-    return scope.base(scope.user_dir(".gemini"), ".gemini") / "settings.json"
+    return scope.hook_file(PLATFORM)
 
 
 def entries(command: HookCommand) -> list[tuple[str, dict[str, Any]]]:

@@ -35,10 +35,10 @@ def entries(command: HookCommand) -> list[tuple[str, dict[str, Any]]]:
 
 
 def targets(scope: Scope, command: HookCommand, with_mcp: bool) -> list[Target]:
-    user = scope.user_dir(".codeium") / "windsurf"
+    user = scope.agent_dir(PLATFORM)
     out = [
         Target(
-            scope.base(user, ".windsurf") / "hooks.json",
+            scope.hook_file(PLATFORM),
             lambda doc: merge.add(doc, entries(command), flat=True),
             lambda doc: merge.remove(doc, flat=True),
             "hooks",

@@ -140,6 +140,13 @@ def drop_dead(conn: sqlite3.Connection, ids: list[int] | None = None) -> int:
     return conn.execute(f"DELETE FROM queue WHERE status = 'dead' {scope}", params).rowcount
 
 
+def dead_ids(conn: sqlite3.Connection) -> list[int]:
+    """Every dead-lettered row's id, oldest first."""
+    return [
+        int(r[0]) for r in conn.execute("SELECT id FROM queue WHERE status = 'dead' ORDER BY id")
+    ]
+
+
 def counts(conn: sqlite3.Connection) -> dict[str, int]:
     """Rows per status, every status present (zero when empty)."""
     found = dict(conn.execute("SELECT status, count(*) FROM queue GROUP BY status").fetchall())

@@ -132,6 +132,23 @@ def get_session(conn: sqlite3.Connection, session_id: int) -> dict[str, Any] | N
     return row_dict(conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone())
 
 
+def sessions_with_host_id(conn: sqlite3.Connection, host_session_id: str) -> list[dict[str, Any]]:
+    """Sessions the agent named `host_session_id` (one per platform), newest first."""
+    rows = conn.execute(
+        "SELECT * FROM sessions WHERE host_session_id = ? ORDER BY updated_at DESC, id DESC",
+        (host_session_id,),
+    )
+    return row_dicts(rows)
+
+
+def latest_active_session(conn: sqlite3.Connection) -> dict[str, Any] | None:
+    """The session that has not ended and saw an event last: the one the user is most likely in."""
+    row = conn.execute(
+        "SELECT * FROM sessions WHERE status = 'active' ORDER BY updated_at DESC, id DESC LIMIT 1"
+    ).fetchone()
+    return row_dict(row)
+
+
 def list_sessions(
     conn: sqlite3.Connection,
     *,
