@@ -192,7 +192,7 @@ def test_queue_command_lists_retries_and_drops_dead_rows(data_dir: Path) -> None
     listing = run("queue")
     assert "0 pending, 0 processing, 2 dead" in listing.stdout
     assert f"provider said no to {ids[0]}" in listing.stdout
-    assert run("queue", "retry", str(ids[0])).stdout.strip() == "1 dead row(s) queued again"
+    assert run("queue", "retry", str(ids[0])).stdout.strip() == "1 dead row queued again"
     refused = run("queue", "drop")  # no ids: nothing is dropped without --all
     assert refused.returncode == 2
     assert "--all" in refused.stderr
@@ -205,7 +205,7 @@ def test_queue_command_lists_retries_and_drops_dead_rows(data_dir: Path) -> None
     assert f"no dead row {ids[0]}" in not_dead.stderr
     with Database() as db:
         assert counts(db.read()) == {"pending": 1, "processing": 0, "dead": 1}
-    assert run("queue", "drop", "--all").stdout.strip() == "1 dead row(s) dropped"
+    assert run("queue", "drop", "--all").stdout.strip() == "1 dead row dropped"
     with Database() as db:
         assert counts(db.read()) == {"pending": 1, "processing": 0, "dead": 0}
 

@@ -13,6 +13,8 @@ import argparse
 import sys
 from typing import Any
 
+from claude_mem.text import counted
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", nargs="?", help="a `claude-mem export` file, or - for stdin")
@@ -77,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     added = ", ".join(f"{n} {PLURAL[kind]}" for kind, n in imported.items())
     print(f"imported from {result['source']}: {added} ({sum(skipped.values())} already present)")
     if result["orphans"]:
-        print(f"{result['orphans']} record(s) skipped: their session was not in the input")
+        print(f"{counted(result['orphans'], 'record')} skipped: their session was not in the input")
     if sum(imported.values()):
         print(_embedding_note())
     return 0

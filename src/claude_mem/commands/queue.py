@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from claude_mem.text import counted
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", nargs="?", choices=["status", "retry", "drop"], default="status")
@@ -46,7 +48,7 @@ def _act(args: argparse.Namespace) -> int:
             act = queue.retry_dead if args.action == "retry" else queue.drop_dead
             count = act(conn, args.ids or None)
     done = "queued again" if args.action == "retry" else "dropped"
-    print(f"{count} dead row(s) {done}")
+    print(f"{counted(count, 'dead row')} {done}")
     return 0
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from claude_mem.text import counted
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -58,7 +60,7 @@ def _capture_line(info: dict[str, object]) -> str:
     if info["paused_all"]:
         line += "; capture PAUSED for every session (`claude-mem resume --all`)"
     elif paused:
-        line += f"; capture paused for {len(paused)} session(s): {', '.join(paused[-3:])}"
+        line += f"; capture paused for {counted(len(paused), 'session')}: {', '.join(paused[-3:])}"
     return line
 
 
