@@ -22,13 +22,14 @@ from claude_mem.store import Database
 from claude_mem.store.observations import NewObservation, insert_observation
 from claude_mem.store.sessions import add_prompt, ensure_session
 from claude_mem.store.summaries import NewSummary, insert_summary
+from tests.agent_hooks import AGENT_HOOKS, read_capture
 from tests.net import free_port
 from tests.viewer_harness import Worker, first_cards_ms, launch, seed_bulk, start_worker
 from tests.viewer_harness import worker_env as make_env
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ROOT / "src" / "claude_mem" / "hooks" / "entry.py"
-CAPTURE = ROOT.parent / "shared" / "reference" / "agent-hooks" / "claude-code-2.1.332.jsonl"
+CAPTURE = AGENT_HOOKS / "claude-code-2.1.332.jsonl"
 ARTIFACTS = ROOT / "test-artifacts" / "viewer"
 BULK = 10_000
 FIRST_PAINT_BUDGET_MS = 500
@@ -167,13 +168,10 @@ def hook(viewer: Viewer, event: str, payload: dict[str, Any]) -> None:
 
 def captured(viewer: Viewer, session: str) -> dict[str, dict[str, Any]]:
     """The recorded Claude Code payloads by event, moved into this test's project/session."""
-    if not CAPTURE.is_file():
-        pytest.fail(f"{CAPTURE} is missing (CI provides ../shared/reference/agent-hooks/)")
     payloads: dict[str, dict[str, Any]] = {}
-    for line in CAPTURE.read_text().splitlines():
-        item = json.loads(line)
-        payload = {**item["payload"], "session_id": session, "cwd": str(viewer.project_dir)}
-        payloads.setdefault(item["event"], payload)
+    for event, sent in read_capture(CAPTURE):
+        payload = {**sent, "session_id": session, "cwd": str(viewer.project_dir)}
+        payloads.setdefault(event, payload)
     return payloads
 
 
