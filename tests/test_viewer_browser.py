@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,14 +21,18 @@ from claude_mem.store import Database
 from claude_mem.store.observations import NewObservation, insert_observation
 from claude_mem.store.sessions import add_prompt, ensure_session
 from claude_mem.store.summaries import NewSummary, insert_summary
-from tests.agent_hooks import AGENT_HOOKS, read_capture
 from tests.net import free_port
-from tests.viewer_harness import Worker, first_cards_ms, launch, seed_bulk, start_worker
+from tests.viewer_harness import (
+    Worker,
+    first_cards_ms,
+    launch,
+    seed_bulk,
+    start_worker,
+    tool_use_round,
+)
 from tests.viewer_harness import worker_env as make_env
 
 ROOT = Path(__file__).resolve().parents[1]
-ENTRY = ROOT / "src" / "claude_mem" / "hooks" / "entry.py"
-CAPTURE = AGENT_HOOKS / "claude-code-2.1.332.jsonl"
 ARTIFACTS = ROOT / "test-artifacts" / "viewer"
 BULK = 10_000
 # A generous wait for the live card; how soon it shows is measured by bench/viewer_bench.py.
@@ -157,33 +160,9 @@ def card(page: Page, kind: str, record_id: int) -> Any:
     return page.locator(f'#feed [data-key="{kind}:{record_id}"]')
 
 
-def hook(viewer: Viewer, event: str, payload: dict[str, Any]) -> None:
-    done = subprocess.run(
-        [sys.executable, "-I", "-S", str(ENTRY), "claude-code", event],
-        input=json.dumps(payload).encode(), env=viewer.worker.env, cwd=viewer.project_dir,
-        capture_output=True, timeout=30, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-
-
-def captured(viewer: Viewer, session: str) -> dict[str, dict[str, Any]]:
-    """The recorded Claude Code payloads by event, moved into this test's project/session."""
-    payloads: dict[str, dict[str, Any]] = {}
-    for event, sent in read_capture(CAPTURE):
-        payload = {**sent, "session_id": session, "cwd": str(viewer.project_dir)}
-        payloads.setdefault(event, payload)
-    return payloads
-
-
 def post_tool_use(viewer: Viewer, session: str, n: int) -> None:
     """A prompt, then a Bash PostToolUse through the hook command, as Claude Code sends them."""
-    payloads = captured(viewer, session)
-    prompt = {**payloads["UserPromptSubmit"], "prompt": f"List the files, round {n}"}
-    hook(viewer, "UserPromptSubmit", prompt)
-    tool = payloads["PostToolUse"]
-    tool = {**tool, "tool_use_id": f"toolu_viewer_{session}_{n}",
-            "tool_input": {**tool["tool_input"], "command": f"ls -la src{n}"}}  # fmt: skip
-    hook(viewer, "PostToolUse", tool)
+    tool_use_round(viewer.worker.env, viewer.project_dir, session, n)
 
 
 def drained(viewer: Viewer, at_least: int) -> list[dict[str, Any]]:
