@@ -19,7 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CLI = Path(sys.executable).with_name("claude-mem")
 FIXTURES = ROOT / "tests" / "fixtures" / "demo"
 PACKAGED = ROOT / "src" / "claude_mem" / "demo" / "sessions"
-FAST_S = 20.0  # the demo takes a few seconds; this is the ceiling on a loaded CI machine
 
 
 def demo(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -185,9 +184,7 @@ def test_relocate_moves_every_recorded_path(tmp_path: Path) -> None:
 
 
 def test_demo_replays_and_reports_then_stops_its_worker(tmp_path: Path, data_dir: Path) -> None:
-    started = time.monotonic()
-    done = demo(tmp_path)
-    seconds = time.monotonic() - started
+    done = demo(tmp_path)  # how quick: bench/cli_startup.py
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stderr == "", done.stderr
     output = done.stdout
@@ -201,7 +198,6 @@ def test_demo_replays_and_reports_then_stops_its_worker(tmp_path: Path, data_dir
     # A temporary data dir: the user's (here the test's) memory was never touched.
     assert not data_dir.exists()
     assert list((tmp_path / "tmp").iterdir()) == [], "scratch files left behind"
-    assert seconds < FAST_S, f"the demo took {seconds:.1f} s"
 
 
 def test_demo_keep_leaves_the_worker_running_and_says_how_to_stop_it(tmp_path: Path) -> None:

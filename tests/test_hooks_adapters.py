@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -11,26 +10,17 @@ from claude_mem.hooks.adapters import PLATFORMS, load
 from claude_mem.hooks.adapters.base import event_key
 from claude_mem.hooks.command import event_arg, hook_argv
 from claude_mem.hooks.event import HookEvent, HookResult
-
-CAPTURES = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "agent-hooks"
-FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+from tests.agent_hooks import AGENT_HOOKS, HOOKS, read_capture
 
 
 def capture(name: str) -> list[tuple[str, dict[str, object]]]:
-    """(event, payload) of each line of a real capture; a missing file fails loudly."""
-    path = CAPTURES / name
-    if not path.is_file():
-        pytest.fail(
-            f"real hook capture {path} is missing: the adapter tests need "
-            "../shared/reference/agent-hooks/ next to the repository (CI provides it)"
-        )
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [(row["event"], row["payload"]) for row in rows]
+    """(event, payload) of each line of a real capture in tests/fixtures/agent-hooks/."""
+    return read_capture(AGENT_HOOKS / name)
 
 
 def fixture(name: str) -> list[tuple[str, dict[str, object]]]:
-    rows = [json.loads(line) for line in (FIXTURES / name).read_text().splitlines()]
-    return [(row["event"], row["payload"]) for row in rows]
+    """(event, payload) of each line of a hand-written payload file in tests/fixtures/hooks/."""
+    return read_capture(HOOKS / name)
 
 
 def normalize(platform: str, event: str, payload: dict[str, object]) -> HookEvent:

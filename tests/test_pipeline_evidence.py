@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,9 +20,9 @@ from claude_mem.pipeline.evidence import (
     tool_kind,
 )
 from claude_mem.pipeline.providers.base import ToolEvent
+from tests.agent_hooks import captures, read_capture
 
 CWD = "/home/dev/proj"
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "agent-hooks"
 
 PATCH = """*** Begin Patch
 *** Update File: /home/dev/proj/src/a.py
@@ -485,13 +484,10 @@ def test_is_read_only(item: ToolEvent, expected: bool) -> None:
 
 
 def reference_tool_events() -> list[tuple[str, ToolEvent]]:
-    """The PostToolUse / AfterTool events of the real captures (CI provides ../shared)."""
-    if not REFERENCE.is_dir():
-        pytest.fail(f"real hook captures missing: expected them in {REFERENCE}")
+    """The PostToolUse / AfterTool events of the real captures in tests/fixtures/agent-hooks/."""
     found: list[tuple[str, ToolEvent]] = []
-    for path in sorted(REFERENCE.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            payload = json.loads(line)["payload"]
+    for path in captures():
+        for _event, payload in read_capture(path):
             if payload["hook_event_name"] in ("PostToolUse", "AfterTool"):
                 found.append(
                     (

@@ -27,9 +27,9 @@ from claude_mem.pipeline.providers.local import (
     summarize_session,
 )
 from claude_mem.settings import load as load_settings
+from tests.agent_hooks import captures
 
 SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "agent-hooks"
 TOOL_EVENTS = ("PostToolUse", "PostToolUseFailure", "AfterTool")
 CWD = "/home/dev/proj"
 
@@ -281,9 +281,7 @@ def test_deterministic(name: str, request: pytest.FixtureRequest) -> None:
 
 
 def test_real_captures() -> None:
-    if not REFERENCE.is_dir():
-        pytest.fail(f"real hook captures missing: expected them in {REFERENCE}")
-    paths = sorted(REFERENCE.glob("*.jsonl"))
+    paths = captures()
     assert len(paths) == 3
     for path in paths:
         session = load_session(path)

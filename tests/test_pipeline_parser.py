@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 
 import pytest
 
 from claude_mem.pipeline.parser import MAX_OBSERVATIONS, parse_response, prose_error, unwrap_fence
+from tests.scaling import assert_linear, repeat
 
 GOOD = """<observation>
   <type>bugfix</type>
@@ -303,39 +304,43 @@ def test_trailing_unclosed_observation_is_read() -> None:
     ]
 
 
-def _timed(text: str) -> float:
-    start = time.perf_counter()
-    parse_response(text)
-    return time.perf_counter() - start
+def entities(n: int) -> str:
+    """5n bare ampersands, then a title of n escaped ones."""
+    return "&" * (5 * n) + "<observation><title>" + "&amp;" * n + "</title></observation>"
 
 
-def test_hostile_input_is_linear() -> None:
-    cases = [
-        "<observation>" * 100_000,
-        "<observation><title>" * 100_000,
-        "<observation " * 100_000,
-        "<summary>" + "<request>" * 100_000,
-        "x" * 10_000_000,
-        "<observation><facts>" + "<fact>" * 500_000,
-        ("<observation><title>t</title></observation>" * 200_000)[:10_000_000],
-        "&" * 5_000_000 + "<observation><title>" + "&amp;" * 1_000_000 + "</title></observation>",
-        "```\n" + "`" * 5_000_000,
-        '<skip_summary reason="' + 'reason="' * 500_000,
-    ]
-    for text in cases:
-        assert _timed(text) < 1.0, text[:40]
+def big_fields(n: int) -> str:
+    """One observation whose title and narrative are n characters each."""
+    return f"<observation><title>{'y' * n}</title><narrative>{'y' * n}</narrative></observation>"
+
+
+# id, input of size n, n (1-10 MB)
+HOSTILE: list[tuple[str, Callable[[int], str], int]] = [
+    ("openers", repeat("<observation>"), 100_000),
+    ("openers and titles", repeat("<observation><title>"), 100_000),
+    ("openers without '>'", repeat("<observation "), 100_000),
+    ("summary of requests", repeat("<request>", prefix="<summary>"), 100_000),
+    ("10 MB of text", repeat("x"), 10_000_000),
+    ("unclosed facts", repeat("<fact>", prefix="<observation><facts>"), 500_000),
+    ("many observations", repeat("<observation><title>t</title></observation>"), 200_000),
+    ("ampersands", entities, 1_000_000),
+    ("backticks", repeat("`", prefix="```\n"), 5_000_000),
+    ("skip reasons", repeat('reason="', prefix='<skip_summary reason="'), 500_000),
+]
+
+
+@pytest.mark.parametrize(("make", "n"), [c[1:] for c in HOSTILE], ids=[c[0] for c in HOSTILE])
+def test_hostile_input_is_linear(make: Callable[[int], str], n: int) -> None:
+    assert_linear(parse_response, make, n, runs=2)
 
 
 def test_ten_megabytes_of_observations_are_capped() -> None:
     block = GOOD + "\n"
-    text = block * (10_000_000 // len(block))
-    assert _timed(text) < 1.0
-    assert len(parse_response(text).observations) == MAX_OBSERVATIONS
+    parsed = assert_linear(parse_response, repeat(block), 10_000_000 // len(block), runs=2)
+    assert len(parsed.observations) == MAX_OBSERVATIONS
 
 
 def test_ten_megabyte_fields() -> None:
-    big = "y" * 10_000_000
-    text = f"<observation><title>{big}</title><narrative>{big}</narrative></observation>"
-    assert _timed(text) < 1.0
-    [obs] = parse_response(text).observations
-    assert len(obs.title) == len(obs.narrative) == len(big)
+    parsed = assert_linear(parse_response, big_fields, 10_000_000, runs=2)
+    [obs] = parsed.observations
+    assert len(obs.title) == len(obs.narrative) == 10_000_000

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Callable
-from typing import TypeVar
 
 import pytest
 from hypothesis import given, settings
@@ -23,26 +21,13 @@ from claude_mem.privacy import (
     redact_secrets,
     strip_tags,
 )
+from tests.scaling import assert_linear, repeat
 
 ELIDED = "[elided: nesting too deep]"
-T = TypeVar("T")
 
 
-# Timing guards here only catch super-linear blow-ups (a quadratic scan of 1 MB takes minutes);
-# the real figures against the issue's floors are measured by bench/privacy_bench.py.
-LINEAR_GUARD_S = 1.0
-
-
-def best_time(fn: Callable[[str], T], arg: str, runs: int = 3) -> tuple[float, T]:
-    """Fastest of a few runs, so a noisy neighbour does not fail the timing assertions."""
-    best = float("inf")
-    result: T | None = None
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = fn(arg)
-        best = min(best, time.perf_counter() - start)
-    assert result is not None
-    return best, result
+# Hostile inputs are checked for linear growth (tests/scaling.py), never against a time budget;
+# the figures against the issue's floors are measured by bench/privacy_bench.py.
 
 
 # --- constants and imports -------------------------------------------------------------------
@@ -238,10 +223,10 @@ def test_protocol_payload_size_limit() -> None:
 
 
 def test_protocol_payload_hostile_is_fast() -> None:
-    hostile = "<task-notification>" + "<task-notification " * 12_000 + "</task-notification>"
-    elapsed, result = best_time(is_protocol_payload, hostile)
-    assert result is False
-    assert elapsed < LINEAR_GUARD_S
+    def hostile(n: int) -> str:
+        return "<task-notification>" + "<task-notification " * n + "</task-notification>"
+
+    assert assert_linear(is_protocol_payload, hostile, 12_000) is False
 
 
 # --- redact_secrets --------------------------------------------------------------------------
@@ -507,11 +492,7 @@ def test_clean_value_deep_dicts() -> None:
 
 
 def test_clean_value_100k_deep_does_not_recurse() -> None:
-    deep = _nest(100_000)
-    start = time.perf_counter()
-    cleaned = clean_value(deep)
-    assert time.perf_counter() - start < 1.0
-    assert _depth_and_leaf(cleaned) == (201, ELIDED)
+    assert _depth_and_leaf(assert_linear(clean_value, _nest, 100_000)) == (201, ELIDED)
 
 
 def test_clean_value_shared_and_cyclic_containers() -> None:
@@ -539,75 +520,85 @@ def test_clean_value_other_types_become_clean_strings() -> None:
 
 # --- hostile input timing --------------------------------------------------------------------
 
-STRIP_HOSTILE: list[tuple[str, str, str]] = [
-    ("many openers", "<private>" * 110_000, ""),
-    ("openers without '>'", "<private " * 110_000, ""),
-    ("half open half close", "<private>" * 50_000 + "</private>" * 50_000, ""),
-    ("100k deep", "<private>" * 100_000 + "x" + "</private>" * 100_000, ""),
-    ("100k deep, unclosed tail", "ok" + "<private>" * 100_000 + "</private>" * 99_999, "ok"),
-    ("alternating names unclosed", "".join(f"<{t}>" for t in MEMORY_TAGS) * 12_000, ""),
-    ("alternating names closed", "".join(f"<{t}>x</{t}>" for t in MEMORY_TAGS) * 6_000, ""),
-    ("1 MB of '<'", "<" * 1_000_000, "<" * 1_000_000),
-    ("stray closers", "</private>" * 100_000, "</private>" * 100_000),
-    ("self-closing", "<private a/>" * 90_000, "<private a/>" * 90_000),
-    ("closers without '>'", "</private " * 110_000, ("</private " * 110_000).strip()),
-    ("many regions", "a<private>x</private>" * 50_000, "a" * 50_000),
+
+def unclosed_tail(n: int) -> str:
+    """n openers deep, one closer short."""
+    return "ok" + "<private>" * n + "</private>" * (n - 1)
+
+
+ALTERNATING_OPEN = "".join(f"<{t}>" for t in MEMORY_TAGS)
+ALTERNATING_CLOSED = "".join(f"<{t}>x</{t}>" for t in MEMORY_TAGS)
+
+# id, input of size n, n (~1 MB), what strip_tags leaves of the input of size n
+STRIP_HOSTILE: list[tuple[str, Callable[[int], str], int, Callable[[int], str]]] = [
+    ("many openers", repeat("<private>"), 110_000, lambda n: ""),
+    ("openers without '>'", repeat("<private "), 110_000, lambda n: ""),
+    ("half open half close", lambda n: "<private>" * n + "</private>" * n, 50_000, lambda n: ""),
+    ("100k deep", lambda n: "<private>" * n + "x" + "</private>" * n, 100_000, lambda n: ""),
+    ("100k deep, unclosed tail", unclosed_tail, 100_000, lambda n: "ok"),
+    ("alternating names unclosed", repeat(ALTERNATING_OPEN), 12_000, lambda n: ""),
+    ("alternating names closed", repeat(ALTERNATING_CLOSED), 6_000, lambda n: ""),
+    ("1 MB of '<'", repeat("<"), 1_000_000, repeat("<")),
+    ("stray closers", repeat("</private>"), 100_000, repeat("</private>")),
+    ("self-closing", repeat("<private a/>"), 90_000, repeat("<private a/>")),
+    ("closers without '>'", repeat("</private "), 110_000, lambda n: ("</private " * n).strip()),
+    ("many regions", repeat("a<private>x</private>"), 50_000, repeat("a")),
 ]
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"), [case[1:] for case in STRIP_HOSTILE], ids=[c[0] for c in STRIP_HOSTILE]
+    ("make", "n", "expected"), [c[1:] for c in STRIP_HOSTILE], ids=[c[0] for c in STRIP_HOSTILE]
 )
-def test_strip_tags_hostile_input_is_linear(text: str, expected: str) -> None:
-    assert len(text) >= 900_000
-    elapsed, result = best_time(strip_tags, text)
-    assert result == expected
-    assert elapsed < LINEAR_GUARD_S
+def test_strip_tags_hostile_input_is_linear(
+    make: Callable[[int], str], n: int, expected: Callable[[int], str]
+) -> None:
+    assert len(make(n)) >= 900_000
+    assert assert_linear(strip_tags, make, n) == expected(n)
 
 
 def test_strip_tags_10mb() -> None:
-    text = "some normal output line with a <private>secret</private> in it\n" * 160_000
-    assert len(text) > 10_000_000
-    elapsed, result = best_time(strip_tags, text, runs=2)
+    make = repeat("some normal output line with a <private>secret</private> in it\n")
+    assert len(make(160_000)) > 10_000_000
+    result = assert_linear(strip_tags, make, 160_000, runs=2)
     assert "secret" not in result
     assert result.count("some normal output") == 160_000
-    assert elapsed < 1.0
 
 
 def test_clean_text_10mb() -> None:
-    text = "ordinary prose, DB_PASSWORD=hunter2 and <private>diary</private> :// x\n" * 145_000
-    assert len(text) > 10_000_000
-    elapsed, result = best_time(clean_text, text, runs=2)
+    make = repeat("ordinary prose, DB_PASSWORD=hunter2 and <private>diary</private> :// x\n")
+    assert len(make(145_000)) > 10_000_000
+    result = assert_linear(clean_text, make, 145_000, runs=2)
     assert "hunter2" not in result
     assert "diary" not in result
-    assert elapsed < 1.0
 
 
-REDACT_HOSTILE: list[tuple[str, str]] = [
-    ("sk-", "sk-" * 340_000),
-    ("password=", "password=" * 115_000),
-    ("password: ", "password: " * 100_000),
-    ('password="', 'password="' * 100_000),
-    ("eyJ", "eyJ" * 340_000),
-    ("eyJa.", "eyJa." * 200_000),
-    ("BEGIN", "-----BEGIN RSA PRIVATE KEY-----" * 33_000),
-    ("://", "://" * 340_000),
-    ("://a:", "://a:" * 200_000),
-    ("authorization: ", "authorization: " * 70_000),
-    ("bearer ", "bearer " * 150_000),
-    ("ghp_", "ghp_" * 250_000),
-    ("AKIA", "AKIA" * 250_000),
-    ("A", "A" * 1_000_000),
-    ("backslashes", 'password="' + "\\a" * 500_000),
+# id, input of size n, n (~1 MB)
+REDACT_HOSTILE: list[tuple[str, Callable[[int], str], int]] = [
+    ("sk-", repeat("sk-"), 340_000),
+    ("password=", repeat("password="), 115_000),
+    ("password: ", repeat("password: "), 100_000),
+    ('password="', repeat('password="'), 100_000),
+    ("eyJ", repeat("eyJ"), 340_000),
+    ("eyJa.", repeat("eyJa."), 200_000),
+    ("BEGIN", repeat("-----BEGIN RSA PRIVATE KEY-----"), 33_000),
+    ("://", repeat("://"), 340_000),
+    ("://a:", repeat("://a:"), 200_000),
+    ("authorization: ", repeat("authorization: "), 70_000),
+    ("bearer ", repeat("bearer "), 150_000),
+    ("ghp_", repeat("ghp_"), 250_000),
+    ("AKIA", repeat("AKIA"), 250_000),
+    ("A", repeat("A"), 1_000_000),
+    ("backslashes", repeat("\\a", prefix='password="'), 500_000),
 ]
 
 
-@pytest.mark.parametrize("text", [c[1] for c in REDACT_HOSTILE], ids=[c[0] for c in REDACT_HOSTILE])
-def test_redact_hostile_input_is_linear(text: str) -> None:
-    assert len(text) >= 990_000
-    elapsed, result = best_time(redact_secrets, text)
+@pytest.mark.parametrize(
+    ("make", "n"), [c[1:] for c in REDACT_HOSTILE], ids=[c[0] for c in REDACT_HOSTILE]
+)
+def test_redact_hostile_input_is_linear(make: Callable[[int], str], n: int) -> None:
+    assert len(make(n)) >= 990_000
+    result = assert_linear(redact_secrets, make, n)
     assert redact_secrets(result) == result
-    assert elapsed < LINEAR_GUARD_S
 
 
 def test_redact_hostile_results() -> None:

@@ -9,7 +9,8 @@ import pytest
 
 from claude_mem import paths
 from claude_mem.store import Database
-from claude_mem.store.db import connect, fts5_available, open_database
+from claude_mem.store.db import BUSY_TIMEOUT_MS, connect, fts5_available, open_database
+from tests.polling import sooner_than
 
 
 def test_pragmas_on_every_connection(data_dir: Path) -> None:
@@ -147,7 +148,6 @@ def test_backup_is_a_consistent_copy(data_dir: Path, tmp_path: Path) -> None:
 
 
 def test_non_blocking_write_raises_instead_of_waiting(data_dir: Path) -> None:
-    import time
 
     from claude_mem.store.db import NON_BLOCKING, WouldBlock
 
@@ -184,9 +184,8 @@ def test_non_blocking_write_raises_instead_of_waiting(data_dir: Path) -> None:
     # Another process's connection holds SQLite's write lock: no 5 s busy wait either.
     other = connect(database.path)
     other.execute("BEGIN IMMEDIATE")
-    started = time.monotonic()
-    assert attempt() == "would block"
-    assert time.monotonic() - started < 0.5
+    with sooner_than(BUSY_TIMEOUT_MS / 1000):
+        assert attempt() == "would block"
     other.execute("ROLLBACK")
     other.close()
     # The writer's own busy timeout is back for ordinary writes, and nothing was written.

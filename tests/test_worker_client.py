@@ -13,8 +13,14 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from claude_mem.worker.client import WorkerUnavailable, request
+from tests.polling import sooner_than
 
 Handler = Callable[[socket.socket, "ScriptedServer"], None]
+
+
+# How long a scripted server keeps a connection open without closing it: far past any
+# client timeout used here, so a client that waited for it would fail, not just be slow.
+HOLD_S = 30.0
 
 
 class ScriptedServer:
@@ -69,8 +75,8 @@ def serve() -> Iterator[Callable[[Handler], ScriptedServer]]:
 def reply(raw: bytes, *, then_wait: bool = False) -> Handler:
     def handler(conn: socket.socket, server: ScriptedServer) -> None:
         conn.sendall(raw)
-        if then_wait:  # keep the connection open: the client must not wait for EOF
-            server.done.wait(5)
+        if then_wait:  # open past the client's timeout: waiting for EOF would time it out
+            server.done.wait(HOLD_S)
 
     return handler
 
@@ -114,9 +120,7 @@ def test_content_length_body_does_not_wait_for_close(
 ) -> None:
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n"
     server = serve(reply(head + b'{"ok": true}EXTRA', then_wait=True))
-    start = time.monotonic()
     response = request("GET", "/", port=server.port, timeout=5)
-    assert time.monotonic() - start < 1.0
     assert response.status == 200
     assert response.headers["content-type"] == "application/json"
     assert response.json() == {"ok": True}
@@ -130,9 +134,7 @@ def test_chunked_body_with_extensions_and_trailers(
         b'5\r\n{"a":\r\n3;name=value\r\n 1,\r\nA\r\n "b": [2]}\r\n0\r\nX-Trailer: t\r\n\r\n'
     )
     server = serve(reply(raw, then_wait=True))
-    start = time.monotonic()
     response = request("GET", "/", port=server.port, timeout=5)
-    assert time.monotonic() - start < 1.0
     assert response.headers["transfer-encoding"] == "chunked"
     assert response.json() == {"a": 1, "b": [2]}
 
@@ -172,13 +174,13 @@ def test_connection_refused() -> None:
 
 def test_silent_server_times_out_on_schedule(serve: Callable[[Handler], ScriptedServer]) -> None:
     def never_answer(conn: socket.socket, server: ScriptedServer) -> None:
-        server.done.wait(10)
+        server.done.wait(HOLD_S)
 
     server = serve(never_answer)
     start = time.monotonic()
-    with pytest.raises(WorkerUnavailable):
+    with sooner_than(HOLD_S), pytest.raises(WorkerUnavailable):
         request("GET", "/", port=server.port, timeout=0.3)
-    assert 0.25 < time.monotonic() - start < 1.0
+    assert time.monotonic() - start > 0.25  # it did wait for its timeout
 
 
 def test_trickling_server_cannot_stretch_the_deadline(
@@ -195,10 +197,8 @@ def test_trickling_server_cannot_stretch_the_deadline(
                 return
 
     server = serve(trickle)
-    start = time.monotonic()
-    with pytest.raises(WorkerUnavailable):
+    with sooner_than(HOLD_S), pytest.raises(WorkerUnavailable):  # it trickles until closed
         request("GET", "/", port=server.port, timeout=0.5)
-    assert time.monotonic() - start < 1.2
 
 
 def test_hook_path_imports_stay_light() -> None:

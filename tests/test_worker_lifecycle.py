@@ -22,7 +22,7 @@ from claude_mem.worker import lifecycle
 from claude_mem.worker.client import request
 from claude_mem.worker.token import read_token
 from tests.net import free_port, worker_pids
-from tests.polling import wait_until
+from tests.polling import sooner_than, wait_until
 from tests.worker_process import Env, worker_env
 
 
@@ -71,10 +71,7 @@ def test_concurrent_starts_make_exactly_one_worker(env: Env) -> None:
 
 
 def test_start_is_quick_idempotent_and_truthful(env: Env) -> None:
-    began = time.monotonic()
-    pid = env.start()
-    elapsed = time.monotonic() - began
-    assert elapsed < 5.0, f"start took {elapsed:.2f} s"  # sanity only; see bench/
+    pid = env.start()  # how quick: bench/worker_start_bench.py
     health = env.health()
     assert health is not None
     assert health["pid"] == pid
@@ -217,10 +214,9 @@ def test_port_taken_by_another_program(env: Env) -> None:
         assert "\n" not in message
         assert str(env.port) in message
         assert "CLAUDE_MEM_WORKER_PORT" in message
-        began = time.monotonic()
-        start = env.cli("worker", "start")
+        with sooner_than(8):  # the failed spawn is noticed, not waited out
+            start = env.cli("worker", "start")
         assert start.returncode == 1
-        assert time.monotonic() - began < 8  # the failed spawn is noticed, not waited out
     assert not lifecycle.pid_path().exists()
     assert worker_pids(env.data_dir) == []
 
@@ -261,18 +257,17 @@ def test_worker_outlives_its_launcher_in_its_own_session(env: Env) -> None:
 
 def test_second_worker_process_exits_at_once(env: Env) -> None:
     pid = env.start()
-    began = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "claude_mem.worker", "run"],
-        check=False,
-        env=env.vars,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    with sooner_than(15):  # does not wait for the running worker's lock
+        done = subprocess.run(
+            [sys.executable, "-m", "claude_mem.worker", "run"],
+            check=False,
+            env=env.vars,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     assert done.returncode == 0
     assert f"already running (pid {pid}, port {env.port})" in done.stdout
-    assert time.monotonic() - began < 5
     assert worker_pids(env.data_dir) == [pid]
 
 
@@ -293,9 +288,9 @@ def test_spawn_lock_waits_and_breaks_only_stale_locks(data_dir: Path) -> None:
     with lifecycle.spawn_lock(timeout=1):
         assert json.loads(path.read_text())["pid"] == os.getpid()
         began = time.monotonic()
-        with pytest.raises(lifecycle.SpawnLockTimeout):
+        with sooner_than(10), pytest.raises(lifecycle.SpawnLockTimeout):  # held until the end
             lifecycle.spawn_lock(timeout=0.2).__enter__()
-        assert 0.15 < time.monotonic() - began < 2
+        assert time.monotonic() - began > 0.15  # it did wait for its timeout
     assert not path.exists()
 
     dead = subprocess.Popen(["true"])
@@ -331,9 +326,8 @@ def test_stop_kills_a_worker_that_ignores_sigterm(data_dir: Path) -> None:
         start_time = lifecycle.process_start_time(proc.pid)
         lifecycle.pid_path().parent.mkdir(parents=True)
         lifecycle.pid_path().write_text(json.dumps({"pid": proc.pid, "start_time": start_time}))
-        began = time.monotonic()
-        assert lifecycle.stop(timeout=0.3) is True
-        assert time.monotonic() - began < 3
+        with sooner_than(30):  # the process ignores SIGTERM and would sleep 60 s
+            assert lifecycle.stop(timeout=0.3) is True
         assert exited(proc.pid)
         assert not lifecycle.pid_path().exists()
         assert "did not stop in time" in "".join(p.read_text() for p in log.log_files())
@@ -392,10 +386,9 @@ def test_stop_is_prompt_with_an_event_stream_open(env: Env) -> None:
             f"x-claude-mem-token: {read_token()}\r\n\r\n".encode()
         )
         assert b"200" in stream.recv(4096).split(b"\r\n", 1)[0]
-        started = time.monotonic()
-        stopped = env.cli("worker", "stop")
+        with sooner_than(10):  # the graceful timeout is 10 s
+            stopped = env.cli("worker", "stop")
         assert stopped.returncode == 0
-        assert time.monotonic() - started < 5  # the graceful timeout is 10 s
         assert exited(pid)
     finally:
         stream.close()

@@ -3,6 +3,7 @@ browser tests and bench/viewer_bench.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -18,6 +19,7 @@ from bench.synthetic import observations
 from claude_mem.store import Database
 from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
+from tests.agent_hooks import AGENT_HOOKS, read_capture
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -34,6 +36,8 @@ MISSING_CHROMIUM = (
     f"{CHROMIUM} is missing: the viewer's browser tests drive Debian's Chromium. Install it "
     "with `sudo apt-get install chromium` (./scripts/test.sh says so too; CI installs it)."
 )
+ENTRY = Path(__file__).resolve().parents[1] / "src" / "claude_mem" / "hooks" / "entry.py"
+CAPTURE = AGENT_HOOKS / "claude-code-2.1.332.jsonl"
 LINK = re.compile(r"http://127\.0\.0\.1:\d+/auth\?code=[\w-]+")
 
 
@@ -121,3 +125,33 @@ def first_cards_ms(page: Any) -> float:
     """When the feed's first cards were on screen, in ms since navigation started."""
     page.wait_for_function("() => performance.getEntriesByName('first-cards').length > 0")
     return float(page.evaluate("performance.getEntriesByName('first-cards')[0].startTime"))
+
+
+def run_hook(env: dict[str, str], cwd: Path, event: str, payload: dict[str, Any]) -> None:
+    """One Claude Code hook as the host runs it (`python -I -S entry.py claude-code EVENT`)."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(ENTRY), "claude-code", event],
+        input=json.dumps(payload).encode(), env=env, cwd=cwd,
+        capture_output=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def captured(project_dir: Path, session: str) -> dict[str, dict[str, Any]]:
+    """The recorded Claude Code payloads by event, moved into `project_dir` and `session`."""
+    payloads: dict[str, dict[str, Any]] = {}
+    for event, sent in read_capture(CAPTURE):
+        payload = {**sent, "session_id": session, "cwd": str(project_dir)}
+        payloads.setdefault(event, payload)
+    return payloads
+
+
+def tool_use_round(env: dict[str, str], project_dir: Path, session: str, n: int) -> None:
+    """A prompt, then a Bash PostToolUse through the hook command, as Claude Code sends them."""
+    payloads = captured(project_dir, session)
+    prompt = {**payloads["UserPromptSubmit"], "prompt": f"List the files, round {n}"}
+    run_hook(env, project_dir, "UserPromptSubmit", prompt)
+    tool = payloads["PostToolUse"]
+    tool = {**tool, "tool_use_id": f"toolu_viewer_{session}_{n}",
+            "tool_input": {**tool["tool_input"], "command": f"ls -la src{n}"}}  # fmt: skip
+    run_hook(env, project_dir, "PostToolUse", tool)
