@@ -11,19 +11,8 @@ import pytest
 
 from claude_mem import cli, log, paths, settings
 from claude_mem.store.migrations import MIGRATIONS
-
-BIN = Path(sys.executable).with_name("claude-mem")
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIN), *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        timeout=60,
-        check=False,
-    )
+from tests.worker_process import CLI
+from tests.worker_process import run_cli as run
 
 
 def test_help_lists_commands() -> None:
@@ -112,7 +101,7 @@ def test_logs_tails_todays_file(data_dir: Path) -> None:
 def test_logs_follow_prints_new_lines(data_dir: Path) -> None:
     log.info("test", "before")
     proc = subprocess.Popen(
-        [str(BIN), "logs", "-f", "-n", "1"], stdout=subprocess.PIPE, text=True, env=os.environ
+        [str(CLI), "logs", "-f", "-n", "1"], stdout=subprocess.PIPE, text=True, env=os.environ
     )
     try:
         assert proc.stdout is not None

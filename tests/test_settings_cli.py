@@ -12,20 +12,9 @@ import pytest
 
 from tests.polling import wait_until
 from tests.worker_process import Env, worker_env
+from tests.worker_process import run_cli as run
 
-BIN = Path(sys.executable).with_name("claude-mem")
 INSTALLED = "anthropic, claude-agent-sdk, gemini, local, openai-compatible"
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIN), *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        timeout=60,
-        check=False,
-    )
 
 
 @pytest.fixture

@@ -19,6 +19,18 @@ from tests.net import free_port, worker_pids
 CLI = Path(sys.executable).with_name("claude-mem")
 
 
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`claude-mem ARGS` as a user runs it, with `env` over this process's environment."""
+    return subprocess.run(
+        [str(CLI), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=60,
+        check=False,
+    )
+
+
 class Env:
     """One test's worker environment: data dir, port and the env every subprocess gets."""
 
