@@ -709,10 +709,11 @@ def installed_hook(settings: Path, event: str, payload: dict[str, object], env: 
 
 
 def test_a_data_dir_the_installer_never_saw_gets_no_install_hint(
-    fake: FakeWorker, env: dict[str, str], tmp_path: Path
+    fake: FakeWorker, env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings = install(env, tmp_path / "seen-by-the-installer")
     never_seen = {**env, "CLAUDE_MEM_DATA_DIR": str(tmp_path / "never-seen")}
+    monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", never_seen["CLAUDE_MEM_DATA_DIR"])  # fake serves it
     start = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
     done = installed_hook(settings, "SessionStart", start, never_seen)
     assert done.returncode == 0, done.stderr
