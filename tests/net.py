@@ -44,8 +44,9 @@ class DeadPort:
         self.sock.close()
 
 
-def worker_pids(data_dir: Path) -> list[int]:
-    """Live worker processes (not zombies) serving `data_dir`, found through /proc."""
+def worker_pids(data_dir: Path, *, below: bool = False) -> list[int]:
+    """Live worker processes (not zombies) serving `data_dir` (or, `below`, any data dir
+    under it), found through /proc."""
     marker = f"CLAUDE_MEM_DATA_DIR={data_dir}".encode()
     found = []
     for entry in Path("/proc").iterdir():
@@ -55,7 +56,10 @@ def worker_pids(data_dir: Path) -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
             is_worker = b"claude_mem.worker" in argv and b"run" in argv
             is_worker = is_worker or argv[1:3] == [b"worker", b"run"]
-            if not is_worker or marker not in (entry / "environ").read_bytes().split(b"\0"):
+            if not is_worker or not any(
+                var == marker or (below and var.startswith(marker + b"/"))
+                for var in (entry / "environ").read_bytes().split(b"\0")
+            ):
                 continue
             state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
         except OSError:

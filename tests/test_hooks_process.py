@@ -338,10 +338,14 @@ class FakeWorker:
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeWorker]:
+def fake(tmp_path: Path) -> Iterator[FakeWorker]:
     server = FakeWorker()
     yield server
     server.close()
+    stray = worker_pids(tmp_path, below=True)  # a hook that took the stand-in for foreign
+    for pid in stray:
+        os.kill(pid, signal.SIGTERM)
+    assert not stray, "a hook started a real worker beside the stand-in"
 
 
 @pytest.fixture
@@ -725,13 +729,14 @@ def test_a_data_dir_the_installer_never_saw_gets_no_install_hint(
 
 
 def test_hooks_an_older_version_installed_get_one_hint(
-    fake: FakeWorker, env: dict[str, str], tmp_path: Path
+    fake: FakeWorker, env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings = install(env, tmp_path / "data-a")
     doc = json.loads(settings.read_text())
     del doc["hooks"]["PostToolUseFailure"]  # as an older installer wrote them
     settings.write_text(json.dumps(doc))
     other = {**env, "CLAUDE_MEM_DATA_DIR": str(tmp_path / "data-b")}
+    monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", other["CLAUDE_MEM_DATA_DIR"])  # fake serves it
     setup = installed_hook(settings, "Setup", {"session_id": "s", "cwd": str(tmp_path)}, other)
     assert setup.returncode == 0
     assert setup.stderr.decode() == (
