@@ -144,10 +144,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(found, indent=2, ensure_ascii=False))
         return 0
     hits = found["hits"]
-    note = f"{counted(len(hits), 'result')}, {found['mode']} search via the {found['source']}"
+    how = f"{found['mode']} search via the {found['source']}"
     if not hits:
-        print(f"No results ({note}).")
+        print(f"No results ({how}).")
         return 0
+    note = f"{counted(len(hits), 'result')}, {how}"
     print("\n".join([*table_lines(hits, shutil.get_terminal_size().columns), "", note]))
     return 0
 
