@@ -151,7 +151,7 @@ def test_settings_set_reaches_the_running_worker(real: Env) -> None:
     assert "finding number 5" in after
     assert "finding number 4" in after
     assert "finding number 3" not in after
-    assert real.health()["pid"] == pid  # type: ignore[index] - the same worker, not restarted
+    assert real.health()["pid"] == pid  # type: ignore[index]  # the same worker, not restarted
     assert "settings changed" in real.log_text()
 
 
