@@ -94,7 +94,7 @@ def test_worker_and_session_start_say_so(
     shown = str(out["systemMessage"]).splitlines()
     assert shown[0].startswith(f"claude-mem: 0 memories for {tmp_path.name} - viewer: ")
     assert line in shown
-    context = out["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+    context = out["hookSpecificOutput"]["additionalContext"]
     assert context.splitlines()[0] == line
     from claude_mem import log
 

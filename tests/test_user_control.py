@@ -210,7 +210,7 @@ def test_excluded_projects_get_no_injection(worker: RunningWorker, project: Path
     assert inject(worker, project) == ""
     big = project / "notes.md"
     big.write_text("x" * 2000)
-    file_query = {"path": str(big), "cwd": str(project), "mtime_ms": 0}
+    file_query: dict[str, str | int] = {"path": str(big), "cwd": str(project), "mtime_ms": 0}
     assert worker.client.get("/api/context/file", params=file_query).text == ""
     (project / ".claude-mem-ignore").unlink()
     response = worker.client.post(

@@ -224,7 +224,7 @@ async def _read_capped(response: httpx2.Response, limit: int) -> bytes | None:
 class LLMProvider:
     """Base of the HTTP providers; see the module docstring for what a subclass supplies."""
 
-    name: ClassVar[str] = "llm"
+    name: str = "llm"  # not a ClassVar: Provider declares an attribute
     key_setting: ClassVar[str] = ""
     key_required: ClassVar[bool] = True
 
