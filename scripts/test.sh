@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The whole test suite, after setting up everything it needs: lint, format check, pytest.
+# The whole test suite, after setting up everything it needs: lint, format check, types, pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+.venv/bin/mypy
 ./scripts/ensure-chromium.sh
 .venv/bin/python -m pytest "$@"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ def captures() -> list[Path]:
     return paths
 
 
-def read_capture(path: Path) -> list[tuple[str, dict[str, object]]]:
+def read_capture(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """(event, payload) of each line of a capture file; a missing file fails loudly."""
     if not path.is_file():
         pytest.fail(f"hook capture {path} is missing")

@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,7 +49,7 @@ def golden(name: str, text: str) -> None:
     assert text + "\n" == path.read_text(encoding="utf-8"), f"differs from {path}"
 
 
-def summary(db: Database, sid: int, project: str = "proj", at: int = START, **fields: str) -> int:
+def summary(db: Database, sid: int, project: str = "proj", at: int = START, **fields: Any) -> int:
     with db.write() as conn:
         return insert_summary(
             conn, NewSummary(session_id=sid, project=project, created_at=at, **fields)

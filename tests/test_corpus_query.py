@@ -89,7 +89,7 @@ def test_provider_failure_is_a_clear_error(data_dir: Path) -> None:
                 ask_now(db, "anything?", provider)
 
 
-def _user_texts(request_json: dict) -> str:  # type: ignore[type-arg]
+def _user_texts(request_json: dict) -> str:
     return json.dumps([m for m in request_json["messages"] if m.get("role") == "user"])
 
 

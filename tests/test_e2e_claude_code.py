@@ -78,7 +78,8 @@ def install_hooks(home: Path, env: dict[str, str]) -> str:
         )
         assert done.returncode == 0, f"claude-mem install failed:\n{done.stdout}\n{done.stderr}"
         return "installer"
-    from claude_mem.hooks.command import MATCHERS, REGISTER, hook_command
+    from claude_mem.hooks.command import MATCHERS, hook_command
+    from claude_mem.hooks.installed import REGISTER
 
     hooks: dict[str, list[dict[str, Any]]] = {}
     for event in REGISTER["claude-code"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -44,8 +45,8 @@ def remember(
     host: str,
     at: int,
     *,
-    read: list[str] = (),  # type: ignore[assignment]
-    modified: list[str] = (),  # type: ignore[assignment]
+    read: Sequence[str] = (),
+    modified: Sequence[str] = (),
     title: str = "",
 ) -> int:
     db = worker.state.db

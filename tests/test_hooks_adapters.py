@@ -153,7 +153,8 @@ def test_gemini_cli_capture_normalizes(monkeypatch: pytest.MonkeyPatch) -> None:
             assert event.tool_name == payload["tool_name"]
             assert event.tool_input == payload["tool_input"]
             assert event.tool_response == payload["tool_response"]
-            assert set(event.tool_response) == {"llmContent", "returnDisplay"}  # type: ignore[arg-type]
+            assert isinstance(event.tool_response, dict)
+            assert set(event.tool_response) == {"llmContent", "returnDisplay"}
             tool_ids.append(event.tool_use_id)
         elif name == "AfterAgent":
             assert event.last_assistant_message == payload["prompt_response"]

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,7 +44,7 @@ def base_env(data_dir: Path, port: int, home: Path) -> dict[str, str]:
 def hook(
     platform: str,
     event: str,
-    payload: dict[str, object] | bytes | None,
+    payload: dict[str, Any] | bytes | None,
     env: dict[str, str],
     *,
     cwd: Path | None = None,
@@ -63,7 +64,7 @@ def hook(
     )
 
 
-def answer(done: subprocess.CompletedProcess[bytes]) -> dict[str, object]:
+def answer(done: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
     """The one JSON object a hook prints; anything else on stdout is a failure."""
     lines = done.stdout.decode().splitlines()
     assert len(lines) == 1, done.stdout
@@ -199,7 +200,7 @@ def test_every_event_reaches_the_real_worker(live: Live, platform: str, tmp_path
         if platform in ("cursor", "windsurf"):
             assert out["continue"] is True
         if event in ("SessionStart", "session-start"):
-            context = out.get("additionalContext") or out["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+            context = out.get("additionalContext") or out["hookSpecificOutput"]["additionalContext"]
             contexts.append(context)
         elif platform not in ("cursor", "windsurf"):
             assert out == {}, (event, out)
@@ -224,7 +225,7 @@ def test_every_event_reaches_the_real_worker(live: Live, platform: str, tmp_path
 
     assert wait_until(summarized), "the Stop event queued no summary"
     if ends:
-        assert live.session(stored_as, host_id)[1] == "completed"  # type: ignore[index]
+        assert live.session(stored_as, host_id)[1] == "completed"  # type: ignore[index]  # stored by now
     if platform == "cursor":
         payloads = live.query(
             "SELECT payload FROM queue WHERE session_id = ? AND kind = 'summary'", sid
@@ -323,7 +324,7 @@ class FakeWorker:
         )
         self.thread.start()
 
-    def ingest(self) -> list[tuple[str, dict[str, object]]]:
+    def ingest(self) -> list[tuple[str, dict[str, Any]]]:
         """Requests other than health checks, bodies decoded."""
         return [
             (path, json.loads(body) if body else {})
@@ -398,7 +399,7 @@ def test_privacy_is_applied_before_anything_leaves_the_hook(
     for leaked in leaks:
         assert leaked not in raw
     sent = dict(fake.ingest())
-    assert sent["/api/sessions/observations"]["tool_response"]["stdout"].startswith(  # type: ignore[index]
+    assert sent["/api/sessions/observations"]["tool_response"]["stdout"].startswith(
         "ANTHROPIC_API_KEY=[REDACTED"
     )
     assert sent["/api/sessions/summarize"]["last_assistant_message"] == "Done."
@@ -668,7 +669,7 @@ def test_empty_stdin_marks_capture_broken_reported_once(
     assert "capture broken" in log_text(data_dir)
     start = {"session_id": "s-2", "cwd": "/home/dev/proj", "source": "startup"}
     out = answer(hook("claude-code", "session-start", start, env))
-    context = out["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+    context = out["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("claude-mem: capture was broken: claude-code PostToolUse hook got")
     assert fake.context in context
     assert "capture was broken" in str(out["systemMessage"])
@@ -702,7 +703,9 @@ def install(env: dict[str, str], data_dir: Path) -> Path:
     return Path(env["HOME"]) / ".claude" / "settings.json"
 
 
-def installed_hook(settings: Path, event: str, payload: dict[str, object], env: dict[str, str]):  # type: ignore[no-untyped-def]
+def installed_hook(
+    settings: Path, event: str, payload: dict[str, Any], env: dict[str, str]
+) -> subprocess.CompletedProcess[bytes]:
     """Run the command the installer wrote for `event`, as Claude Code does (through a shell)."""
     doc = json.loads(settings.read_text())
     command = doc["hooks"][event][0]["hooks"][0]["command"]
@@ -721,7 +724,7 @@ def test_a_data_dir_the_installer_never_saw_gets_no_install_hint(
     start = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
     done = installed_hook(settings, "SessionStart", start, never_seen)
     assert done.returncode == 0, done.stderr
-    context = answer(done)["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+    context = answer(done)["hookSpecificOutput"]["additionalContext"]
     assert "Fixed the parser" in context  # the worker's context, and nothing else
     assert "install" not in context
     setup = installed_hook(settings, "Setup", {"session_id": "s", "cwd": str(tmp_path)}, never_seen)
@@ -745,7 +748,7 @@ def test_hooks_an_older_version_installed_get_one_hint(
     )
     start = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
     first = answer(installed_hook(settings, "SessionStart", start, other))
-    context = first["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+    context = first["hookSpecificOutput"]["additionalContext"]
     assert context.startswith(f"claude-mem {__version__}: the hooks in {settings} lack")
     second = answer(installed_hook(settings, "SessionStart", start, other))
     assert "lack" not in str(second)  # once, not every session
@@ -775,9 +778,7 @@ FORBIDDEN = (
 )  # fmt: skip
 
 
-def imported(
-    platform: str, event: str, payload: dict[str, object], env: dict[str, str]
-) -> set[str]:
+def imported(platform: str, event: str, payload: dict[str, Any], env: dict[str, str]) -> set[str]:
     done = subprocess.run(
         [sys.executable, "-I", "-S", "-X", "importtime", str(ENTRY), platform, event],
         input=json.dumps(payload).encode(),

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
 
-from claude_mem import __version__, settings
+from claude_mem import __version__, paths, settings
 from claude_mem.hooks import handlers, installed, state, transcript, version_check
 from claude_mem.hooks.adapters.gemini_cli import without_hook_context
 from claude_mem.hooks.event import HookEvent, HookResult
@@ -35,13 +36,13 @@ def test_failure_counter_reports_at_threshold_then_rarely(monkeypatch: pytest.Mo
     assert counts == [0, 0, 3, 0, 0]  # reported once, then at most every REPORT_EVERY_S
     assert state.failure_count() == 5
     clock = [0.0]
-    real_time = state.time.time
-    monkeypatch.setattr(state.time, "time", lambda: real_time() + clock[0])
+    real_time = time.time
+    monkeypatch.setattr(time, "time", lambda: real_time() + clock[0])
     clock[0] = state.REPORT_EVERY_S + 1
     assert state.note_failure("down", threshold=3, can_report=True, start_attempted=False) == 6
     state.note_success()
     assert state.failure_count() == 0
-    saved = json.loads((state.paths.state_dir() / state.FAILURES).read_text())
+    saved = json.loads((paths.state_dir() / state.FAILURES).read_text())
     assert saved["last_error"] == "down"  # kept for `claude-mem doctor`
     assert state.note_failure("x", threshold=1, can_report=False, start_attempted=False) == 0
     assert state.note_failure("x", threshold=1, can_report=True, start_attempted=False) == 2
@@ -52,7 +53,7 @@ def test_no_start_storm_while_clearly_broken() -> None:
     for _ in range(2):
         state.note_failure("down", threshold=2, can_report=False, start_attempted=True)
     assert not state.may_start_worker(threshold=2)
-    later = state.time.time() + state.START_BACKOFF_S + 1
+    later = time.time() + state.START_BACKOFF_S + 1
     assert state.may_start_worker(threshold=2, now=later)
     state.note_success()
     assert state.may_start_worker(threshold=2)
@@ -207,7 +208,7 @@ class RecordingWorker:
 
 def handle(event: HookEvent, **env: str) -> tuple[HookResult, list[tuple[str, str, object]]]:
     worker = RecordingWorker()
-    ctx = handlers.Context(settings.load(environ=env), worker)  # type: ignore[arg-type]
+    ctx = handlers.Context(settings.load(environ=env), worker)  # type: ignore[arg-type]  # stand-in worker
     return handlers.HANDLERS[event.kind](event, ctx), worker.calls
 
 
@@ -217,7 +218,7 @@ def test_prompt_handler_edge_cases() -> None:
             "claude-code", "UserPromptSubmit", "prompt", session_id="s", prompt=prompt
         )
         _, calls = handle(event)
-        return calls[0][2]["prompt"] if calls else None  # type: ignore[index]
+        return calls[0][2]["prompt"] if calls else None  # type: ignore[index]  # the JSON body sent
 
     assert sent("hello <private>x</private>") == "hello"
     assert sent("<private>x</private>") == handlers.PRIVATE_PROMPT

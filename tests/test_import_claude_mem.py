@@ -272,7 +272,7 @@ def populate(conn: sqlite3.Connection) -> None:
         ("manual-blog", "blog", None, "discovery", "Deploys need VPN", "Manual memory",
          "Deploys need VPN.", "[]", "[]", "[]", "[]", None, 0, EPOCH + 3100, None, None, None),
     ]  # fmt: skip
-    for row in observations:
+    for obs_row in observations:
         conn.execute(
             """INSERT INTO observations (memory_session_id, project, text, type, title, subtitle,
                    narrative, facts, concepts, files_read, files_modified, prompt_number,
@@ -280,7 +280,7 @@ def populate(conn: sqlite3.Connection) -> None:
                    generated_by_model, agent_type, agent_id)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'iso', ?, hex(randomblob(8)),
                    ?, ?, ?)""",
-            row,
+            obs_row,
         )
     summaries = [
         ("mem-1", "old-shop", "Fix totals", "cart.py", "Floats drift", "Decimal totals",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,7 @@ def test_commands_are_quoted_and_recognised() -> None:
 
 
 def test_add_keeps_others_in_place_and_reinstall_is_stable() -> None:
-    doc = {
+    doc: dict[str, Any] = {
         "hooks": {
             "PostToolUse": [{"matcher": "Bash", "hooks": [OTHER]}],
             "Stop": [{"hooks": [OTHER]}],
@@ -67,7 +68,7 @@ def test_add_keeps_others_in_place_and_reinstall_is_stable() -> None:
 
 def test_shared_group_keeps_the_other_handler_and_stale_events_go() -> None:
     ours_old = {"type": "command", "command": CMD.line("claude-code", "Notification")}
-    doc = {
+    doc: dict[str, Any] = {
         "hooks": {
             "Notification": [{"hooks": [ours_old]}],
             "PostToolUse": [{"matcher": "*", "hooks": [OTHER, ours_old]}],
@@ -82,7 +83,7 @@ def test_shared_group_keeps_the_other_handler_and_stale_events_go() -> None:
 
 def test_flat_tables() -> None:
     other = {"command": "./audit.sh"}
-    doc = {"version": 1, "hooks": {"stop": [other]}}
+    doc: dict[str, Any] = {"version": 1, "hooks": {"stop": [other]}}
     entries = [("stop", {"command": CMD.line("cursor", "stop")})]
     merge.add(doc, entries, flat=True)
     assert doc["hooks"]["stop"] == [other, entries[0][1]]

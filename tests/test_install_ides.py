@@ -377,7 +377,10 @@ def test_mcp_entries_once_the_server_exists(env: Env, monkeypatch: pytest.Monkey
     monkeypatch.setattr(mcp, "available", lambda: True)
     server = {"command": PY, "args": ["-m", "claude_mem.cli", "mcp"]}
     claude_json = env.home / ".claude.json"
-    mine = {"numStartups": 7, "mcpServers": {"docs": {"type": "stdio", "command": "docs"}}}
+    mine: dict[str, Any] = {
+        "numStartups": 7,
+        "mcpServers": {"docs": {"type": "stdio", "command": "docs"}},
+    }
     claude_json.write_text(json.dumps(mine))
 
     assert env.cli("install", "--no-start")[0] == 0
@@ -496,7 +499,7 @@ def test_uninstall_stops_the_worker_unless_kept(env: Env, monkeypatch: pytest.Mo
 
     stopped: list[bool] = []
     monkeypatch.setattr(lifecycle, "read_pid_info", lambda: {"pid": 4242})
-    monkeypatch.setattr(lifecycle, "stop", lambda: stopped.append(True) or True)
+    monkeypatch.setattr(lifecycle, "stop", lambda: stopped.append(True) or True)  # type: ignore[func-returns-value]  # append's None, then True
     _, out, _ = env.cli("uninstall", "--keep-worker")
     assert stopped == []
     _, out, _ = env.cli("uninstall")

@@ -59,7 +59,7 @@ def scripted() -> Iterator[dict[str, Scripted]]:
 
 def use(made: dict[str, Scripted], provider: Scripted) -> Scripted:
     made[provider.name] = provider
-    registry.register(provider.name, lambda settings, p=provider: p)
+    registry.register(provider.name, lambda settings: provider)
     return provider
 
 
@@ -181,7 +181,7 @@ def test_all_providers_failing_retries_then_dead_letters(
     while time.monotonic() < deadline:
         with db.write() as conn:  # skip the retry delay
             conn.execute("UPDATE queue SET available_at = 0 WHERE status = 'pending'")
-        worker.state.pipeline.notify()  # type: ignore[union-attr]
+        worker.state.pipeline.notify()  # type: ignore[union-attr]  # the worker started one
         if queue_store.counts(db.read())["dead"] == 1:
             break
         time.sleep(0.05)

@@ -107,6 +107,7 @@ def test_sigkill_during_streaming_loses_and_duplicates_nothing(
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         stats = request("GET", "/api/stats", port=port, token=token).json()
+        assert isinstance(stats, dict)
         if stats["queue"]["pending"] == 0 and stats["queue"]["processing"] == 0:
             break
         time.sleep(0.1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -23,8 +24,8 @@ SECRETS = (
 )
 
 
-def event(row: int = 1, **fields: object) -> ToolEvent:
-    values: dict[str, object] = {
+def event(row: int = 1, **fields: Any) -> ToolEvent:
+    values: dict[str, Any] = {
         "tool_name": "Read",
         "tool_input": {"file_path": "cart.py"},
         "tool_response": "def total(): ...",
@@ -32,7 +33,7 @@ def event(row: int = 1, **fields: object) -> ToolEvent:
         "created_at": 1_767_225_600_000,
     }
     values.update(fields)
-    return ToolEvent(row, **values)  # type: ignore[arg-type]
+    return ToolEvent(row, **values)
 
 
 def test_elide_keeps_head_and_tail_with_a_marker() -> None:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from email.utils import format_datetime
+from typing import Any, TypeVar
 
 import pytest
 
 from claude_mem.pipeline.providers.base import ProviderError
 from claude_mem.pipeline.retry import backoff, parse_retry_after, with_retry
+
+T = TypeVar("T")
 
 
 class Script:
@@ -27,7 +30,7 @@ class Script:
         return "ok"
 
 
-def recorder() -> tuple[list[float], Callable[[float], object]]:
+def recorder() -> tuple[list[float], Callable[[float], Awaitable[None]]]:
     slept: list[float] = []
 
     async def sleep(seconds: float) -> None:
@@ -36,8 +39,8 @@ def recorder() -> tuple[list[float], Callable[[float], object]]:
     return slept, sleep
 
 
-def run(coro: object) -> object:
-    return asyncio.run(coro)  # type: ignore[arg-type]
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coro)
 
 
 @pytest.mark.parametrize("kind", ["transient", "rate_limit"])

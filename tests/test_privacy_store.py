@@ -19,7 +19,7 @@ from claude_mem.store.tool_uses import record_tool_use
 
 # Benign text never contains q/Q/z/Z, so the marker "QZ…" can only come from a secret.
 BENIGN = st.text(
-    alphabet=st.characters(exclude_characters="qQzZ<>", exclude_categories=("Cs",)),
+    alphabet=st.characters(exclude_characters="qQzZ<>", exclude_categories=["Cs"]),
     max_size=40,
 )
 MARKER = st.text(alphabet=string.ascii_letters + string.digits, min_size=8, max_size=16).map(

@@ -126,7 +126,7 @@ def test_filesystem_root_has_no_name() -> None:
 def test_identity_is_frozen() -> None:
     identity = resolve_project("/tmp")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        identity.name = "other"  # type: ignore[misc]
+        identity.name = "other"  # type: ignore[misc]  # frozen: what is tested
 
 
 # --- plain folders ---------------------------------------------------------------------
@@ -268,7 +268,7 @@ def test_few_stat_calls(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None
 
     def counting_stat(path: str, *args: object, **kwargs: object) -> os.stat_result:
         calls.append(path)
-        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]  # os.stat's own arguments
 
     monkeypatch.setattr(os, "stat", counting_stat)
     resolve_project(layout.worktree / "src" / "deep")

@@ -228,7 +228,7 @@ def test_gateway_forcing_a_stream_is_understood() -> None:
             call.body["stream"] = True
             return call
 
-        p.build_call = forced  # type: ignore[method-assign]
+        p.build_call = forced  # type: ignore[method-assign]  # streaming forced on one instance
         result = compress(p)
     assert len(result.observations) == 2
 

@@ -20,6 +20,7 @@ from claude_mem.pipeline import registry
 from claude_mem.pipeline.parser import parse_response
 from claude_mem.pipeline.prompts import SYSTEM_PROMPT
 from claude_mem.pipeline.providers.base import (
+    Provider,
     ProviderError,
     Result,
     SessionContext,
@@ -72,7 +73,7 @@ def run(coro: Coroutine[Any, Any, Result]) -> Result:
     return asyncio.run(coro)
 
 
-def failure(provider: ClaudeCliProvider) -> ProviderError:
+def failure(provider: Provider) -> ProviderError:
     with pytest.raises(ProviderError) as caught:
         run(provider.compress(EVENTS, CTX))
     return caught.value

@@ -199,7 +199,7 @@ class FakeWorker:
 
 def prompt_hook(text: str, answer: object, **env: str) -> tuple[str | None, list]:
     worker = FakeWorker(answer)
-    ctx = handlers.Context(settings.load(environ=env), worker)  # type: ignore[arg-type]
+    ctx = handlers.Context(settings.load(environ=env), worker)  # type: ignore[arg-type]  # stand-in worker
     event = HookEvent(
         "claude-code", "UserPromptSubmit", "prompt", session_id="s", prompt=text, cwd="/w/p"
     )

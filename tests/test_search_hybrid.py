@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -110,10 +111,10 @@ class Fixture:
     def searcher(self, vectors: bool = False) -> HybridSearcher:
         return HybridSearcher(self.db, self.embedding if vectors else None)
 
-    def ids(self, query: str, filters: SearchFilters | None = None, **kw: object) -> list:
+    def ids(self, query: str, filters: SearchFilters | None = None, **kw: Any) -> list:
         result = self.searcher(kw.pop("vectors", False)).search(
             query, filters or SearchFilters(), **kw
-        )  # type: ignore[arg-type]
+        )
         return [(h.kind, h.id) for h in result.hits]
 
 
@@ -160,7 +161,7 @@ def test_broken_vector_side_falls_back_to_fulltext(fx: Fixture) -> None:
         def index(self, kind: str) -> object:
             raise KeyError(kind)
 
-    result = HybridSearcher(fx.db, Broken()).search("config")  # type: ignore[arg-type]
+    result = HybridSearcher(fx.db, Broken()).search("config")  # type: ignore[arg-type]  # stand-in
     assert result.mode == "fulltext"
     assert result.hits
     fx.embedding.indexes.pop("prompt")  # a kind without an index

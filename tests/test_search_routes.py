@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -48,8 +49,8 @@ def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningWorker]:
         mp.undo()
 
 
-def get(worker: RunningWorker, path: str, **params: object) -> dict:
-    response = worker.client.get(path, params=params)  # type: ignore[arg-type]
+def get(worker: RunningWorker, path: str, **params: Any) -> dict:
+    response = worker.client.get(path, params=params)
     assert response.status_code == 200, response.text
     return response.json()
 

@@ -53,7 +53,8 @@ def test_allowed_filters_before_ranking_and_edge_cases() -> None:
     q = rows[0]
     # The single allowed id is far down the unfiltered ranking, yet it is returned.
     worst = reference(list(range(50)), rows, q, 50)[-1]
-    assert index.query(q, 5, {worst}) == [(worst, pytest.approx(float(rows[worst] @ q)))]
+    approx_score = pytest.approx(float(rows[worst] @ q))
+    assert index.query(q, 5, {worst}) == [(worst, approx_score)]  # type: ignore[comparison-overlap]  # approx == float
     assert index.query(q, 5, set()) == []
     assert index.query(q, 5, {999}) == []
     assert index.query(q, 0) == []
@@ -261,4 +262,4 @@ def test_clear_empties_the_index_and_it_fills_again() -> None:
     assert index.ids() == []
     assert index.query(rows[0], 2) == []
     index.add([7], rows[:1])
-    assert index.query(rows[0], 1) == [(7, pytest.approx(1.0))]
+    assert index.query(rows[0], 1) == [(7, pytest.approx(1.0))]  # type: ignore[comparison-overlap]  # approx == float

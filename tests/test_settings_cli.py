@@ -94,7 +94,7 @@ def test_worker_and_session_start_say_so(
     shown = str(out["systemMessage"]).splitlines()
     assert shown[0].startswith(f"claude-mem: 0 memories for {tmp_path.name} - viewer: ")
     assert line in shown
-    context = out["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+    context = out["hookSpecificOutput"]["additionalContext"]
     assert context.splitlines()[0] == line
     from claude_mem import log
 
@@ -151,7 +151,7 @@ def test_settings_set_reaches_the_running_worker(real: Env) -> None:
     assert "finding number 5" in after
     assert "finding number 4" in after
     assert "finding number 3" not in after
-    assert real.health()["pid"] == pid  # type: ignore[index] - the same worker, not restarted
+    assert real.health()["pid"] == pid  # type: ignore[index]  # the same worker, not restarted
     assert "settings changed" in real.log_text()
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from claude_mem.store import Database
 from claude_mem.store.observations import (
@@ -16,10 +17,10 @@ from claude_mem.store.observations import (
 from tests.store_helpers import observation, session
 
 
-def new(session_id: int, **fields: object) -> NewObservation:
-    values: dict[str, object] = {"project": "proj", "type": "bugfix", "title": "Fixed race"}
+def new(session_id: int, **fields: Any) -> NewObservation:
+    values: dict[str, Any] = {"project": "proj", "type": "bugfix", "title": "Fixed race"}
     values.update(fields)
-    return NewObservation(session_id=session_id, **values)  # type: ignore[arg-type]
+    return NewObservation(session_id=session_id, **values)
 
 
 def test_insert_round_trips_every_field(data_dir: Path) -> None:

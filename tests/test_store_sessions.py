@@ -16,7 +16,7 @@ from claude_mem.store.sessions import (
     list_sessions,
     prompt_is_private,
 )
-from tests.store_helpers import observation, session
+from tests.store_helpers import found, observation, session
 
 
 def test_ensure_session_is_idempotent_per_platform_and_host_id(data_dir: Path) -> None:
@@ -25,7 +25,7 @@ def test_ensure_session_is_idempotent_per_platform_and_host_id(data_dir: Path) -
         b = ensure_session(conn, platform="claude-code", host_session_id="h", project="other")
         c = ensure_session(conn, platform="codex", host_session_id="h", project="p")
         assert a == b != c
-        assert get_session(conn, a)["project"] == "p"  # never renamed
+        assert found(get_session(conn, a))["project"] == "p"  # never renamed
         assert find_session(conn, "codex", "h") == c
         assert find_session(conn, "codex", "missing") is None
 
@@ -36,7 +36,7 @@ def test_placeholder_project_is_filled_later(data_dir: Path) -> None:
             conn, platform="x", host_session_id="h", project="unknown-project", cwd="/w"
         )
         ensure_session(conn, platform="x", host_session_id="h", project="real", cwd="/other")
-        row = get_session(conn, a)
+        row = found(get_session(conn, a))
         assert (row["project"], row["cwd"]) == ("real", "/w")
 
 
@@ -48,9 +48,9 @@ def test_prompts_numbered_per_session(data_dir: Path) -> None:
             other = add_prompt(conn, s2, "elsewhere").prompt_number
             assert numbers == [1, 2, 3]
             assert other == 1
-            assert get_session(conn, s1)["prompt_count"] == 3
-            assert get_session(conn, s1)["first_prompt"] == "prompt 0"
-            assert last_prompt(conn, s1)["text"] == "prompt 2"
+            assert found(get_session(conn, s1))["prompt_count"] == 3
+            assert found(get_session(conn, s1))["first_prompt"] == "prompt 0"
+            assert found(last_prompt(conn, s1))["text"] == "prompt 2"
             assert [p["prompt_number"] for p in list_prompts(conn, session_id=s1)] == [3, 2, 1]
 
 
@@ -66,7 +66,7 @@ def test_fully_private_prompt_takes_number_but_stores_nothing(data_dir: Path) ->
             assert prompt_is_private(conn, sid, 1)
             assert not prompt_is_private(conn, sid, 2)
             assert not prompt_is_private(conn, sid, 99)
-            row = get_session(conn, sid)
+            row = found(get_session(conn, sid))
             # The reference stored an all-private first prompt verbatim; we never do.
             assert row["first_prompt"] == "now refactor the parser"
             texts = [r[0] for r in conn.execute("SELECT text FROM user_prompts ORDER BY id")]
@@ -81,7 +81,7 @@ def test_partly_private_prompt_keeps_the_rest(data_dir: Path) -> None:
         with db.write() as conn:
             result = add_prompt(conn, sid, "deploy it <private>password hunter2</private> now")
             assert not result.private
-            assert last_prompt(conn, sid)["text"] == "deploy it  now"
+            assert found(last_prompt(conn, sid))["text"] == "deploy it  now"
 
 
 def test_huge_prompt_is_capped(data_dir: Path) -> None:
@@ -89,7 +89,7 @@ def test_huge_prompt_is_capped(data_dir: Path) -> None:
         sid = session(db)
         with db.write() as conn:
             add_prompt(conn, sid, "x" * (10 * 1024 * 1024))
-            assert len(last_prompt(conn, sid)["text"]) == MAX_PROMPT_CHARS
+            assert len(found(last_prompt(conn, sid))["text"]) == MAX_PROMPT_CHARS
 
 
 def test_complete_and_list_sessions(data_dir: Path) -> None:
@@ -99,7 +99,7 @@ def test_complete_and_list_sessions(data_dir: Path) -> None:
         with db.write() as conn:
             assert complete_session(conn, a, reason="exit", now=5000)
             assert not complete_session(conn, 999)
-            row = get_session(conn, a)
+            row = found(get_session(conn, a))
             assert (row["status"], row["ended_at"], row["end_reason"]) == (
                 "completed",
                 5000,

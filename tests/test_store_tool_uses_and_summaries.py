@@ -1,18 +1,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from claude_mem.store import Database
 from claude_mem.store.observations import delete_observation
 from claude_mem.store.summaries import SUMMARY_FIELDS, NewSummary, insert_summary, list_summaries
 from claude_mem.store.tool_uses import get_tool_use, link_observation, record_tool_use
-from tests.store_helpers import observation, session
+from tests.store_helpers import found, observation, session
 
 
 def test_tool_use_unique_per_session_and_round_trips_json(data_dir: Path) -> None:
     with Database() as db:
         sid = session(db)
-        event = {
+        event: dict[str, Any] = {
             "session_id": sid,
             "tool_use_id": "toolu_1",
             "tool_name": "Bash",
@@ -22,8 +23,8 @@ def test_tool_use_unique_per_session_and_round_trips_json(data_dir: Path) -> Non
             "prompt_number": 1,
         }
         with db.write() as conn:
-            first = record_tool_use(conn, **event)  # type: ignore[arg-type]
-            again = record_tool_use(conn, **event)  # type: ignore[arg-type]
+            first = record_tool_use(conn, **event)
+            again = record_tool_use(conn, **event)
         assert first[1]
         assert again == (first[0], False)
         row = get_tool_use(db.read(), first[0])
@@ -56,9 +57,9 @@ def test_tool_use_link_survives_observation_delete(data_dir: Path) -> None:
         with db.write() as conn:
             row_id, _ = record_tool_use(conn, session_id=sid, tool_use_id="t", tool_name="Edit")
             link_observation(conn, row_id, obs_id)
-            assert get_tool_use(conn, row_id)["observation_id"] == obs_id
+            assert found(get_tool_use(conn, row_id))["observation_id"] == obs_id
             delete_observation(conn, obs_id)
-            assert get_tool_use(conn, row_id)["observation_id"] is None
+            assert found(get_tool_use(conn, row_id))["observation_id"] is None
 
 
 def test_summaries_insert_list_and_search(data_dir: Path) -> None:

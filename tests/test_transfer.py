@@ -81,7 +81,7 @@ def searches(data: Path) -> list[Any]:
         searcher = HybridSearcher(db)
         found = [asdict(searcher.search(q, limit=50)) for q in QUERIES]
         found.append(asdict(searcher.search("cart", SearchFilters(projects=("blog",)))))
-        found.append(asdict(searcher.timeline(("observation", 2), before=3, after=3)))  # type: ignore[arg-type]
+        found.append(asdict(searcher.timeline(("observation", 2), before=3, after=3)))  # type: ignore[arg-type]  # the anchor exists
     return found
 
 

@@ -152,7 +152,7 @@ def test_pause_refuses_unknown_sessions_skips_ended_ones_and_its_undo_undoes(
     assert main(shlex.split(undo.group(1))[1:]) == 0
     assert "capture resumed for session working" in capsys.readouterr().out
     assert send(worker, project, "working", 3)["status"] == "queued"
-    assert list(control.pauses()["sessions"]) == ["finished"]  # type: ignore[arg-type]
+    assert list(control.pauses()["sessions"]) == ["finished"]
     end(worker, "working")
     assert main(["pause"]) == 1
     assert "no active session" in capsys.readouterr().err
@@ -210,7 +210,7 @@ def test_excluded_projects_get_no_injection(worker: RunningWorker, project: Path
     assert inject(worker, project) == ""
     big = project / "notes.md"
     big.write_text("x" * 2000)
-    file_query = {"path": str(big), "cwd": str(project), "mtime_ms": 0}
+    file_query: dict[str, str | int] = {"path": str(big), "cwd": str(project), "mtime_ms": 0}
     assert worker.client.get("/api/context/file", params=file_query).text == ""
     (project / ".claude-mem-ignore").unlink()
     response = worker.client.post(

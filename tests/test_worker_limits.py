@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from claude_mem.worker.limits import truncate_text, truncate_value
 
 
@@ -16,7 +18,7 @@ def test_long_text_keeps_head_and_tail_with_marker() -> None:
 
 
 def test_value_strings_cut_at_every_depth() -> None:
-    value = {"a": ["x" * 50, {"b": "y" * 50}], "n": 5, "ok": "short"}
+    value: dict[str, Any] = {"a": ["x" * 50, {"b": "y" * 50}], "n": 5, "ok": "short"}
     cut = truncate_value(value, field_limit=20, total=10_000)
     assert isinstance(cut, dict)
     assert "truncated" in cut["a"][0]

@@ -71,7 +71,7 @@ def test_backlog_reports_gap_when_ring_overflowed() -> None:
     stream = Broadcaster(ring_size=3)
     for i in range(5):
         stream.publish("x", n=i)
-    assert stream.backlog(4) == [(5, stream.backlog(4)[0][1])]  # type: ignore[index]
+    assert stream.backlog(4) == [(5, stream.backlog(4)[0][1])]  # type: ignore[index]  # 5 is in the ring
     assert stream.backlog(5) == []
     assert stream.backlog(0) is None  # 1 and 2 already fell out of the ring
 

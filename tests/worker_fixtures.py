@@ -46,7 +46,6 @@ def running_worker(ready: bool = True) -> Iterator[RunningWorker]:
     server = uvicorn.Server(
         uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False)
     )
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     state.request_shutdown = lambda: setattr(server, "should_exit", True)
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])))
     thread.start()

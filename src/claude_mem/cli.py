@@ -10,6 +10,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from claude_mem import __version__, paths
 
@@ -59,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _command_module(module: str):  # type: ignore[no-untyped-def]
+def _command_module(module: str) -> ModuleType:
     return importlib.import_module(f"claude_mem.commands.{module}")
 
 

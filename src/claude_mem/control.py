@@ -17,6 +17,15 @@ import time
 
 from claude_mem import paths
 
+TYPE_CHECKING = False  # `typing` costs milliseconds in a hook; annotations are strings anyway
+if TYPE_CHECKING:
+    from typing import TypedDict
+
+    class Pauses(TypedDict):
+        all: dict[str, object] | None  # {"at", "reason"}
+        sessions: dict[str, object]  # host session id → {"at", "reason"}, oldest first
+
+
 PAUSES = "pauses.json"
 NOMEM = "#nomem"
 MAX_PAUSED_SESSIONS = 500  # the oldest pauses are forgotten past this (sessions end)
@@ -27,7 +36,7 @@ def _path() -> str:
     return os.path.join(paths.state_dir(), PAUSES)
 
 
-def pauses() -> dict[str, object]:
+def pauses() -> Pauses:
     """{"all": {"at", "reason"} or None, "sessions": {host session id: {"at", "reason"}}}."""
     try:
         with open(_path(), "rb") as handle:
@@ -43,11 +52,11 @@ def pauses() -> dict[str, object]:
     }
 
 
-def _save(state: dict[str, object]) -> None:
+def _save(state: Pauses) -> None:
     paths.write_private_file(paths.state_dir() / PAUSES, json.dumps(state, indent=1) + "\n")
 
 
-def _sessions(state: dict[str, object]) -> dict[str, object]:
+def _sessions(state: Pauses) -> dict[str, object]:
     sessions = state["sessions"]
     assert isinstance(sessions, dict)
     return sessions

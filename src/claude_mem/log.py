@@ -21,7 +21,7 @@ PREFIX = "claude-mem-"
 MAX_MESSAGE = 1000
 MAX_FIELD = 300
 
-_config: dict[str, object] = {"level": LEVELS["INFO"], "retention": 14, "pruned": False}
+_config: dict[str, int] = {"level": LEVELS["INFO"], "retention": 14, "pruned": False}
 
 
 def configure(level: str = "INFO", retention_days: int = 14) -> None:
@@ -58,7 +58,7 @@ def format_line(level: str, component: str, message: str, fields: dict[str, obje
 def event(level: str, component: str, message: str, **fields: object) -> None:
     """Append one line if `level` passes the threshold. Never raises."""
     threshold = _config["level"]
-    if LEVELS.get(level, 0) < threshold:  # type: ignore[operator]
+    if LEVELS.get(level, 0) < threshold:
         return
     try:
         line = format_line(level, component, message, fields).encode("utf-8", "replace")
@@ -73,7 +73,7 @@ def event(level: str, component: str, message: str, **fields: object) -> None:
             os.close(fd)
         if not _config["pruned"]:
             _config["pruned"] = True
-            prune(int(_config["retention"]))  # type: ignore[call-overload]
+            prune(int(_config["retention"]))
     except (OSError, ValueError):
         pass
 

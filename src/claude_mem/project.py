@@ -60,6 +60,7 @@ def resolve_project(
     path = _normalise(raw, home_dir)
     top, parent_top, parent_name = _locate(path)
     base = _basename(top)
+    all_projects: tuple[str, ...]
     if parent_name is None:
         name, all_projects = base, (base,)
     else:

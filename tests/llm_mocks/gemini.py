@@ -75,8 +75,8 @@ class GeminiMock(MockServer):
         if reply.body is not None:
             return body_response(reply)
         if reply.status != 200:
-            body = error_body(reply.status, reply.message, reply.options)
-            return json_response(reply.status, body, reply.headers)
+            error = error_body(reply.status, reply.message, reply.options)
+            return json_response(reply.status, error, reply.headers)
         body: dict[str, Any] = {
             "candidates": [
                 {

@@ -66,8 +66,8 @@ class OpenAIMock(MockServer):
         if reply.body is not None:
             return body_response(reply)
         if reply.status != 200:
-            body = error_body(reply.status, reply.message, reply.options.get("code"))
-            return json_response(reply.status, body, reply.headers)
+            error = error_body(reply.status, reply.message, reply.options.get("code"))
+            return json_response(reply.status, error, reply.headers)
         payload = request.json if isinstance(request.json, dict) else {}
         model = str(payload.get("model") or "mock-model")
         ident = f"chatcmpl-mock{self.next_id()}"

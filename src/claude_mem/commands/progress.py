@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # rich is imported only when a bar is shown
+    from rich.progress import Progress, TaskID
 
 
 class Bar:
-    def __init__(self, progress: object, task: object) -> None:
+    def __init__(self, progress: Progress, task: TaskID) -> None:
         self._progress, self._task = progress, task
 
     def total(self, count: int) -> None:
-        self._progress.update(self._task, total=count)  # type: ignore[attr-defined]
+        self._progress.update(self._task, total=count)
 
     def advance(self, count: int) -> None:
-        self._progress.advance(self._task, count)  # type: ignore[attr-defined]
+        self._progress.advance(self._task, count)
 
 
 @contextmanager

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     try:
-        host_id, label = _target(args.session, list(state["sessions"]))  # type: ignore[call-overload]
+        host_id, label = _target(args.session, list(state["sessions"]))
     except NoSession as exc:
         print(f"claude-mem resume: {exc}", file=sys.stderr)
         return 1

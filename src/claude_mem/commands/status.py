@@ -31,7 +31,7 @@ def collect() -> dict[str, object]:
             "projects": [project["name"] for project in stats.projects(conn)],
             "mode": settings.load().get_str("CLAUDE_MEM_MODE"),
             "paused_all": pauses["all"] is not None,
-            "paused_sessions": sorted(pauses["sessions"]),  # type: ignore[arg-type]
+            "paused_sessions": sorted(pauses["sessions"]),
             "worker": _worker(),
             "embedding": embedding_health.from_worker(),  # the worker's embedder, or None
         }

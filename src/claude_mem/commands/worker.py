@@ -88,19 +88,21 @@ def _note_moved(info: WorkerInfo) -> None:
 
 
 def _stop() -> None:
+    from claude_mem import paths
     from claude_mem.worker import lifecycle
 
     pid_info = lifecycle.read_pid_info()
     if lifecycle.stop():
         print(f"worker stopped (pid {pid_info['pid'] if pid_info else '?'})")
     else:
-        print(f"no worker was running for {lifecycle.paths.data_dir()}")
+        print(f"no worker was running for {paths.data_dir()}")
 
 
 def _status(as_json: bool) -> int:
     """Exit 0 when this data dir's worker answers, 1 when it does not (`systemctl status`)."""
     import json
 
+    from claude_mem import paths
     from claude_mem.worker import lifecycle
 
     found = lifecycle.lookup()
@@ -109,15 +111,15 @@ def _status(as_json: bool) -> int:
     if found.ours is None:
         problem = found.problem()
         if as_json:
-            print(json.dumps({"running": False, "pid": pid_info["pid"] if alive else None,
-                              "problem": problem}))  # fmt: skip
+            pid = pid_info["pid"] if alive and pid_info is not None else None
+            print(json.dumps({"running": False, "pid": pid, "problem": problem}))
         elif alive and pid_info is not None:
             print(
                 f"worker process {pid_info['pid']} is alive but not answering "
                 f"on {found.host}:{pid_info.get('port')}"
             )
         else:
-            print(f"worker not running for {lifecycle.paths.data_dir()} (port {found.port})")
+            print(f"worker not running for {paths.data_dir()} (port {found.port})")
         if problem and not as_json:
             print(problem)
         return 1

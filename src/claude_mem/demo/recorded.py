@@ -12,10 +12,12 @@ import json
 import re
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from claude_mem.hooks.command import MATCHERS, REGISTER
+from claude_mem.hooks.command import MATCHERS
+from claude_mem.hooks.installed import REGISTER
 
 PLATFORM = "claude-code"
 PROJECT_PLACEHOLDER = "/home/dev/invoicer"
@@ -48,6 +50,7 @@ class Session:
 
 def load_sessions(folder: Path | None = None) -> list[Session]:
     """The recorded sessions in order (default: the copy shipped in this package)."""
+    files: list[Traversable] | list[Path]
     if folder is None:
         files = sorted(
             (item for item in resources.files(__package__).joinpath("sessions").iterdir()

@@ -148,7 +148,8 @@ def _dispatch(argv: list[str]) -> int:
 def _noop(adapter: ModuleType, host_event: str, kind: str) -> dict[str, object]:
     from claude_mem.hooks.event import HookEvent, HookResult  # noqa: PLC0415
 
-    return adapter.output(HookEvent(adapter.NAME, host_event, kind), HookResult())
+    out: dict[str, object] = adapter.output(HookEvent(adapter.NAME, host_event, kind), HookResult())
+    return out
 
 
 def _run(adapter: ModuleType, host_event: str, kind: str) -> int:

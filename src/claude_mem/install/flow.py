@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import shlex
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -45,7 +46,7 @@ def ide_module(ide: str) -> ModuleType:
 @dataclass(frozen=True)
 class Plan:
     label: str
-    targets: list[Target | TextTarget]
+    targets: Sequence[Target | TextTarget]
     notes: list[str]
     events: tuple[str, ...]
 

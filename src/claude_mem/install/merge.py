@@ -23,7 +23,7 @@ def grouped(
     """(event, matcher group holding one command handler) per hook, in order."""
     out: list[tuple[str, dict[str, Any]]] = []
     for hook in hooks:
-        handler = {"type": "command", "command": command.line(platform, hook.event)}
+        handler: dict[str, Any] = {"type": "command", "command": command.line(platform, hook.event)}
         if hook.timeout is not None:
             handler["timeout"] = hook.timeout
         group: dict[str, Any] = {} if hook.matcher is None else {"matcher": hook.matcher}

@@ -253,12 +253,13 @@ class MemoryTools:
         limit: int = 20,
     ) -> str:
         types = [part.strip() for part in (type or "").split(",") if part.strip()]
-        params = {"query": clip_query(query), "project": project, "type": types, "since": since,
+        clipped = clip_query(query)
+        params = {"query": clipped, "project": project, "type": types, "since": since,
                   "limit": limit, "format": "text"}  # fmt: skip
         data = self.proxy.json("GET", "/api/search", query=params)
         text = _rendered(data) or format_search(data, query)
-        if params["query"] != query:  # clipped here, to keep the request small
-            text = f"(The query was clipped to {len(params['query']):,} characters.)\n{text}"
+        if clipped != query:  # clipped here, to keep the request small
+            text = f"(The query was clipped to {len(clipped):,} characters.)\n{text}"
         return text
 
     def timeline(

@@ -93,7 +93,8 @@ class HealthLedger:
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         with self._lock:
-            return json.loads(json.dumps(self._data))
+            copy: dict[str, dict[str, Any]] = json.loads(json.dumps(self._data))
+            return copy
 
 
 def _settings_mtime() -> float | None:

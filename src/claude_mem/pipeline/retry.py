@@ -28,7 +28,7 @@ MAX_RETRY_AFTER = 24 * 3600.0  # a larger value is nonsense; treat it as "a day"
 
 def backoff(attempt: int, base_delay: float, max_delay: float, rng: Callable[[], float]) -> float:
     """Delay before retry number `attempt` (0-based): exponential, with half of it jittered."""
-    ceiling = min(max_delay, base_delay * 2**attempt)
+    ceiling: float = min(max_delay, base_delay * 2**attempt)
     return ceiling / 2 + rng() * ceiling / 2
 
 

@@ -104,7 +104,8 @@ class Embedder:
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        unit: np.ndarray = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit
 
 
 def locate(name: str) -> tuple[Path, str]:

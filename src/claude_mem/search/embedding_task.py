@@ -39,7 +39,7 @@ from claude_mem import log
 from claude_mem.search.embed import Embedder, load_embedder
 from claude_mem.store import vectors as store
 from claude_mem.store.db import WouldBlock
-from claude_mem.store.search_queries import KINDS
+from claude_mem.store.search_queries import KINDS, Kind
 
 if TYPE_CHECKING:
     import numpy as np
@@ -108,7 +108,7 @@ class EmbeddingLock:
 class Reindex:
     """One `claude-mem reindex` run by the worker: what it covers and how far it got."""
 
-    kinds: tuple[str, ...]
+    kinds: tuple[Kind, ...]
     resume: bool
     state: str = "queued"  # queued → running → done; failed if the model cannot load
     total: int = 0  # records to embed when it started (grows if new ones arrive)
@@ -260,7 +260,7 @@ class Embedding:
     def embedder(self) -> Embedder | None:
         return self._embedder
 
-    def index(self, kind: str) -> VectorIndex:
+    def index(self, kind: Kind) -> VectorIndex:
         return self._indexes[kind]
 
     def query_vector(self, text: str) -> np.ndarray | None:
@@ -276,7 +276,7 @@ class Embedding:
             if hit is not None:
                 self._queries.move_to_end(text)
                 return hit
-        vector = embedder.embed([text])[0]
+        vector: np.ndarray = embedder.embed([text])[0]
         vector.flags.writeable = False
         with self._queries_lock:
             self._queries[text] = vector

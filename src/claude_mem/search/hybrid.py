@@ -27,7 +27,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from claude_mem import log
 from claude_mem.store import search_queries as sq
@@ -160,7 +160,7 @@ class HybridSearcher:
             return self._recent(wanted, filters, limit, offset)
         sources = self._sources(wanted, query, filters)
         vector_used = len(sources) > 1
-        scores: dict[tuple[str, int], float] = {}
+        scores: dict[tuple[Kind, int], float] = {}
         for weight, ranked_keys in sources:
             for key, rank in ranked_keys:
                 share = KIND_WEIGHT[key[0]] * weight / (RRF_K + rank)
@@ -193,7 +193,7 @@ class HybridSearcher:
         what, value = anchor
         record: Hit | None = None
         if what in KIND_ORDER:
-            row = sq.record_time(self.conn, what, value)  # type: ignore[arg-type]
+            row = sq.record_time(self.conn, cast(Kind, what), value)  # a kind: checked above
             if row is None:
                 return None
             record = _hit(row)
@@ -227,7 +227,7 @@ class HybridSearcher:
 
     def _sources(
         self, kinds: Sequence[Kind], query: str, filters: SearchFilters
-    ) -> list[tuple[float, list[tuple[tuple[str, int], int]]]]:
+    ) -> list[tuple[float, list[tuple[tuple[Kind, int], int]]]]:
         """(weight, ranked keys) per source. With vectors, the full-text half runs in a pool
         thread, on that thread's own connection, while this one embeds the query, applies the
         filters and scans the index (SQLite, numpy and ONNX release the GIL), so a search
@@ -247,7 +247,7 @@ class HybridSearcher:
 
     def _fulltext(
         self, kinds: Sequence[Kind], query: str, filters: SearchFilters
-    ) -> list[tuple[tuple[str, int], int]]:
+    ) -> list[tuple[tuple[Kind, int], int]]:
         found = [
             ((kind, record_id), relevance)
             for kind in kinds
@@ -259,8 +259,8 @@ class HybridSearcher:
 
     def _vectors(
         self, kinds: Sequence[Kind], vector: Any, filters: SearchFilters
-    ) -> list[tuple[tuple[str, int], int]]:
-        found: list[tuple[tuple[str, int], float]] = []
+    ) -> list[tuple[tuple[Kind, int], int]]:
+        found: list[tuple[tuple[Kind, int], float]] = []
         for kind in kinds:
             similar = dict(self._vector_hits(kind, vector, filters))
             kept = sq.keep_allowed(self.conn, kind, list(similar), filters)
@@ -301,14 +301,14 @@ class HybridSearcher:
         hits = sorted((_hit(r) for r in rows), key=_order, reverse=True)
         return SearchResult(hits[offset:end], "recent", len(hits) > end)
 
-    def _hydrate(self, ranked: list[tuple[tuple[str, int], float]]) -> list[Hit]:
-        by_kind: dict[str, list[int]] = {}
+    def _hydrate(self, ranked: list[tuple[tuple[Kind, int], float]]) -> list[Hit]:
+        by_kind: dict[Kind, list[int]] = {}
         for (kind, record_id), _ in ranked:
             by_kind.setdefault(kind, []).append(record_id)
         rows = {
             (kind, record_id): row
             for kind, ids in by_kind.items()
-            for record_id, row in sq.index_rows(self.conn, kind, ids).items()  # type: ignore[arg-type]
+            for record_id, row in sq.index_rows(self.conn, kind, ids).items()
         }
         return [_hit(rows[key], score) for key, score in ranked if key in rows]
 
@@ -326,11 +326,11 @@ def _pool() -> ThreadPoolExecutor:
         return _POOL
 
 
-def _ranks(found: list[tuple[tuple[str, int], float]]) -> list[tuple[tuple[str, int], int]]:
+def _ranks(found: Sequence[tuple[tuple[Kind, int], float]]) -> list[tuple[tuple[Kind, int], int]]:
     """Keys ranked across kinds by score, best first; equal scores share a rank (1, 2, 2, 4),
     so recency decides between them."""
     ordered = sorted(found, key=lambda item: -item[1])
-    ranked: list[tuple[tuple[str, int], int]] = []
+    ranked: list[tuple[tuple[Kind, int], int]] = []
     previous: float | None = None
     rank = 0
     for position, (key, score) in enumerate(ordered, start=1):

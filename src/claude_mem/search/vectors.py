@@ -210,7 +210,10 @@ class VectorIndex:
     def _scores(self, positions: np.ndarray | None, n: int, query: np.ndarray) -> np.ndarray:
         """Dot products of rows (all `n`, or `positions`) with `query`; caller holds the lock."""
         if not self.quantized:
-            return (self._matrix[:n] if positions is None else self._matrix[positions]) @ query
+            product: np.ndarray = (
+                self._matrix[:n] if positions is None else self._matrix[positions]
+            ) @ query
+            return product
         total = n if positions is None else len(positions)
         scores = np.empty(total, dtype=np.float32)
         buffer = np.empty((min(_CHUNK, total), self._matrix.shape[1]), dtype=np.float32)

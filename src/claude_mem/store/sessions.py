@@ -170,7 +170,8 @@ def list_prompts(
     offset: int = 0,
 ) -> list[dict[str, Any]]:
     """Prompts newest first, with their session's project; private placeholders left out."""
-    clauses, params = ["p.is_private = 0"], []
+    clauses = ["p.is_private = 0"]
+    params: list[int | str] = []
     if session_id is not None:
         clauses.append("p.session_id = ?")
         params.append(session_id)

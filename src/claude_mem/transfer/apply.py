@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -50,8 +50,8 @@ def _batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
 def _write(conn: Any, record: Record, stats: ImportStats, redact: bool) -> bool | None:
     """Write one record; whether it was new (None: orphan)."""
     if isinstance(record, SessionRecord):
-        session_id, created = transfer.import_session(conn, msgspec.structs.asdict(record), redact)
-        stats.session_ids[record.id] = session_id
+        our_id, created = transfer.import_session(conn, msgspec.structs.asdict(record), redact)
+        stats.session_ids[record.id] = our_id
         return created
     session_id = stats.session_ids.get(record.session_id)
     if session_id is None:
@@ -86,7 +86,7 @@ def apply(
     for chunk in _batches(records, batch):
         with db.write() as conn:
             for record in chunk:
-                kind = record.__struct_config__.tag
+                kind = cast(str, record.__struct_config__.tag)  # each Record's tag is a kind
                 created = _write(conn, record, stats, db.redact_secrets)
                 if created is None:
                     stats.orphans += 1

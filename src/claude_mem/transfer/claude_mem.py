@@ -38,6 +38,7 @@ from claude_mem.transfer.records import (
     PromptRecord,
     Record,
     SessionRecord,
+    SessionStatus,
     SummaryRecord,
 )
 
@@ -113,7 +114,7 @@ class _Reader:
                 platform, host = "manual", f"manual:{project}"
             started = _ms(row, "started_at_epoch") or 0
             ended = _ms(row, "completed_at_epoch")
-            status = (
+            status: SessionStatus = (
                 row["status"] if row["status"] in ("active", "completed", "failed") else "completed"
             )
             yield SessionRecord(

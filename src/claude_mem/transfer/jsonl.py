@@ -28,7 +28,7 @@ from claude_mem.transfer.records import (
 )
 
 # kind → (table, record type); rows are written in this order, sessions first
-_TABLES: dict[str, tuple[str, type[Any]]] = {
+_TABLES: dict[str, tuple[str, type[Record]]] = {
     "session": ("sessions", SessionRecord),
     "prompt": ("user_prompts", PromptRecord),
     "observation": ("observations", ObservationRecord),
@@ -47,7 +47,7 @@ def _record(kind: str, row: dict[str, Any]) -> Record:
     names = set(record_type.__struct_fields__)
     if kind == "prompt":
         row = {**row, "is_private": bool(row["is_private"])}
-    return record_type(**{k: v for k, v in row.items() if k in names})  # type: ignore[no-any-return]
+    return record_type(**{k: v for k, v in row.items() if k in names})
 
 
 def export(

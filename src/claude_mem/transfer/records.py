@@ -22,6 +22,7 @@ VERSION = 1
 KINDS = ("session", "prompt", "observation", "summary")
 PLURAL = {"session": "sessions", "prompt": "prompts", "observation": "observations",
           "summary": "summaries"}  # fmt: skip
+SessionStatus = Literal["active", "completed", "failed"]
 
 
 class Header(msgspec.Struct, kw_only=True):
@@ -38,7 +39,7 @@ class SessionRecord(msgspec.Struct, kw_only=True, tag_field="kind", tag="session
     host_session_id: str
     project: str
     cwd: str | None = None
-    status: Literal["active", "completed", "failed"] = "completed"
+    status: SessionStatus = "completed"
     first_prompt: str | None = None
     started_at: int
     updated_at: int

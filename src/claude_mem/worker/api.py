@@ -226,7 +226,7 @@ _PATH_PARAM = re.compile(r"{(\w+)(?::(\w+))?}")
 
 def openapi(endpoints: list[Endpoint]) -> dict[str, Any]:
     """The OpenAPI 3.1 document for `endpoints`, schemas generated from their declared types."""
-    types = {ErrorBody}
+    types: set[type] = {ErrorBody}
     for ep in endpoints:
         types.update(t for t in (ep.query, ep.body, ep.response) if t is not None)
     ordered = sorted(types, key=lambda t: t.__name__)

@@ -23,7 +23,10 @@ import time
 from claude_mem import __version__, paths
 from claude_mem.settings import load as load_settings
 from claude_mem.worker.client import WorkerUnavailable, request, snippet
-from claude_mem.worker.pidfile import pid_path, read_pid_info
+
+# Re-exported (the `as` spells that for mypy): callers and tests use lifecycle.<name>.
+from claude_mem.worker.pidfile import pid_path as pid_path  # noqa: PLC0414
+from claude_mem.worker.pidfile import read_pid_info as read_pid_info  # noqa: PLC0414
 
 TYPE_CHECKING = False  # `typing` costs ~3 ms of import; annotations are strings anyway
 if TYPE_CHECKING:
@@ -537,7 +540,8 @@ def ensure_running(settings: Settings | None = None, *, wait_s: float = 5.0) -> 
     except SpawnLockTimeout:
         return find_running(settings)
     except OSError as exc:
-        return _start_failed(exc)
+        _start_failed(exc)
+        return None
     try:
         found = find_running(settings)
         if found is not None:
@@ -548,7 +552,8 @@ def ensure_running(settings: Settings | None = None, *, wait_s: float = 5.0) -> 
             proc = _spawn(host, port)
         return _await_health(settings, deadline, proc)
     except OSError as exc:
-        return _start_failed(exc)
+        _start_failed(exc)
+        return None
     finally:
         lock.__exit__(None, None, None)
 

@@ -5,6 +5,7 @@ private region and leave its tail behind."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 FIELD_CHARS = 64 * 1024  # one string inside a tool input or response
 VALUE_CHARS = 256 * 1024  # a whole tool input or response, serialised
@@ -36,7 +37,8 @@ def truncate_value(
 
 
 def _trim(value: object, limit: int) -> object:
-    stack: list[tuple[object, object, object]] = []  # (container copy, key, original child)
+    # (container copy, key, original child)
+    stack: list[tuple[dict[Any, object] | list[object], Any, object]] = []
     root: list[object] = [value]
     stack.append((root, 0, value))
     while stack:
@@ -51,5 +53,5 @@ def _trim(value: object, limit: int) -> object:
             stack.extend((replacement, i, v) for i, v in enumerate(item))
         else:
             replacement = item
-        parent[key] = replacement  # type: ignore[index]
+        parent[key] = replacement
     return root[0]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 
 Limit = Annotated[int, msgspec.Meta(ge=1, le=100)]
 Offset = Annotated[int, msgspec.Meta(ge=0, le=10_000_000)]
+T = TypeVar("T")
 
 
 class Observation(msgspec.Struct, kw_only=True):
@@ -73,6 +74,6 @@ class Session(msgspec.Struct, kw_only=True):
     end_reason: str | None
 
 
-def records(kind: type, rows: list[dict[str, Any]]) -> list[Any]:
+def records(kind: type[T], rows: list[dict[str, Any]]) -> list[T]:
     """Rows as API records; columns the record doesn't declare (e.g. scores) are dropped."""
     return [msgspec.convert(row, kind, from_attributes=False) for row in rows]

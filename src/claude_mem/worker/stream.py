@@ -8,7 +8,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 RING_SIZE = 2000
@@ -84,7 +84,7 @@ class Broadcaster:
 
     async def subscribe(
         self, last_event_id: int | None, hello: dict[str, Any]
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         """SSE text chunks for one client until it disconnects or the worker stops."""
         client = _Client()
         with self._lock:  # from here on every new event reaches the queue

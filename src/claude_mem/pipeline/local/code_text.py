@@ -6,7 +6,8 @@ from __future__ import annotations
 import difflib
 import re
 
-from claude_mem.pipeline.local.text import backticked, counted, dedup, shortlist
+from claude_mem.pipeline.local.text import backticked, dedup, shortlist
+from claude_mem.text import counted
 
 MAX_DIFF_LINES = 400
 _DEFINITION = re.compile(

@@ -9,9 +9,10 @@ from claude_mem.pipeline.local.classify import change_concepts, edit_type
 from claude_mem.pipeline.local.code_text import defined_names, describe_change
 from claude_mem.pipeline.local.note import Note, Scope, discovery
 from claude_mem.pipeline.local.responses import response_text, tool_error
-from claude_mem.pipeline.local.text import as_str, clip, counted, shortlist
+from claude_mem.pipeline.local.text import as_str, clip, shortlist
 from claude_mem.pipeline.local.tools import tool_label, tool_note
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.text import counted
 
 
 def _context_sentence(event: ToolEvent, scope: Scope) -> str:

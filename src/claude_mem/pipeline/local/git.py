@@ -15,13 +15,13 @@ from claude_mem.pipeline.local.text import (
     SUBTITLE_CHARS,
     backticked,
     clip,
-    counted,
     dedup,
     first_line,
     in_quotes,
     shortlist,
 )
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.text import counted
 
 
 def _commit_message(command: str, argv: list[str], run: Run) -> tuple[str, str, str]:

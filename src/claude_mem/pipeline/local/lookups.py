@@ -15,7 +15,6 @@ from claude_mem.pipeline.local.text import (
     as_str,
     bounded,
     clip,
-    counted,
     dedup,
     first_line,
     in_quotes,
@@ -25,6 +24,7 @@ from claude_mem.pipeline.local.text import (
 )
 from claude_mem.pipeline.local.tools import tool_note
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.text import counted
 
 
 def read_note(event: ToolEvent, scope: Scope) -> Note:

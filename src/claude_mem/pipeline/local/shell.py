@@ -13,11 +13,11 @@ from claude_mem.pipeline.local.text import (
     as_str,
     bounded,
     clip,
-    counted,
     nonblank_lines,
     strip_wrappers,
     word_pattern,
 )
+from claude_mem.text import counted
 
 _EXIT = re.compile(
     r"^(?:exit code:?|process exited with code|exit status:?)[ \t]*(-?\d{1,6})",

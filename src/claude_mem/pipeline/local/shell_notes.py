@@ -40,7 +40,6 @@ from claude_mem.pipeline.local.text import (
     as_str,
     backticked,
     clip,
-    counted,
     dedup,
     excerpt,
     first_line,
@@ -50,6 +49,7 @@ from claude_mem.pipeline.local.text import (
 )
 from claude_mem.pipeline.local.tools import tool_note
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.text import counted
 
 
 def shell_note(event: ToolEvent, scope: Scope) -> Note | None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from claude_mem.text import counted  # noqa: F401 - re-exported for the compressor rules
-
 TITLE_CHARS = 120
 SUBTITLE_CHARS = 120
 FACT_CHARS = 200

@@ -13,13 +13,13 @@ from claude_mem.pipeline.local.text import (
     as_int,
     as_str,
     clip,
-    counted,
     dedup,
     excerpt,
     in_quotes,
     shortlist,
 )
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.text import counted
 
 _URL = re.compile(r"https?://[^\s'\"<>)]+")
 

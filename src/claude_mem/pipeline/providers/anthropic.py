@@ -101,7 +101,7 @@ class AnthropicProvider(LLMProvider):
         if data.get("type") == "error":
             raise self._error(data.get("error"))
         content = data.get("content")
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        usage = found if isinstance(found := data.get("usage"), dict) else {}
         model = data.get("model")
         return Reply(
             text=text_of(content) if isinstance(content, list) else "",
@@ -125,7 +125,7 @@ class AnthropicProvider(LLMProvider):
             if kind == "message_start":
                 message = payload.get("message")
                 message = message if isinstance(message, dict) else {}
-                usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+                usage = found if isinstance(found := message.get("usage"), dict) else {}
                 reply.input_tokens = _usage_in(usage)
                 reply.output_tokens = int_or_none(usage.get("output_tokens"))
                 model = message.get("model")
@@ -137,11 +137,11 @@ class AnthropicProvider(LLMProvider):
                     if isinstance(text, str):
                         texts.append(text)
             elif kind == "message_delta":
-                usage = payload.get("usage")
-                if isinstance(usage, dict):
-                    reply.output_tokens = int_or_none(usage.get("output_tokens"))
-                    if int_or_none(usage.get("input_tokens")) is not None:
-                        reply.input_tokens = _usage_in(usage)
+                counts = payload.get("usage")
+                if isinstance(counts, dict):
+                    reply.output_tokens = int_or_none(counts.get("output_tokens"))
+                    if int_or_none(counts.get("input_tokens")) is not None:
+                        reply.input_tokens = _usage_in(counts)
             elif kind == "error":
                 raise self._error(payload.get("error"))
             elif kind == "message_stop":

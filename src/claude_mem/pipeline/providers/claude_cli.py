@@ -235,7 +235,7 @@ def read_result(returncode: int, stdout: str, stderr: str) -> Reply:
             raise ProviderError(error.kind, f"{NAME}: {_snippet(text)}")
         what = data.get("subtype") or f"exit {returncode}"
         raise ProviderError("transient", f"{NAME}: claude failed ({what}): {_snippet(text)}")
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = found if isinstance(found := data.get("usage"), dict) else {}
     reported_in = int_or_none(usage.get("input_tokens"))
     cached = sum(
         int_or_none(usage.get(key)) or 0

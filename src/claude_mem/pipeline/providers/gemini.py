@@ -95,7 +95,7 @@ class GeminiProvider(LLMProvider):
 
     def classify(self, status: int, body: str, headers: Mapping[str, str]) -> ProviderError:
         error = _error_detail(body)
-        details = error.get("details") if isinstance(error.get("details"), list) else []
+        details = found if isinstance(found := error.get("details"), list) else []
         state = str(error.get("status", "")).upper()
         header_delay = parse_retry_after(headers.get("retry-after"))
         delay = _retry_delay(details)

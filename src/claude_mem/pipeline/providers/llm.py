@@ -175,7 +175,8 @@ def classify_http(
 
 async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
     """(event, data) pairs from SSE lines: `data:` lines joined, comments skipped."""
-    event, data = "", []
+    event = ""
+    data: list[str] = []
     async for raw in lines:
         line = raw.rstrip("\r\n")
         if not line:
@@ -223,7 +224,7 @@ async def _read_capped(response: httpx2.Response, limit: int) -> bytes | None:
 class LLMProvider:
     """Base of the HTTP providers; see the module docstring for what a subclass supplies."""
 
-    name: ClassVar[str] = "llm"
+    name: str = "llm"  # not a ClassVar: Provider declares an attribute
     key_setting: ClassVar[str] = ""
     key_required: ClassVar[bool] = True
 
@@ -353,8 +354,8 @@ class LLMProvider:
             ) as response:
                 status = response.status_code
                 if not 200 <= status < 300:
-                    raw = await _read_capped(response, ERROR_BODY_BYTES) or b""
-                    body = raw.decode("utf-8", "replace")
+                    head = await _read_capped(response, ERROR_BODY_BYTES) or b""
+                    body = head.decode("utf-8", "replace")
                     raise self.classify(status, body, response.headers)
                 if "text/event-stream" in response.headers.get("content-type", "").lower():
                     return await self.read_stream(response)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 
@@ -29,6 +31,9 @@ from claude_mem.worker.schemas import (
     Summary,
     records,
 )
+
+R = TypeVar("R")  # a record kind
+P = TypeVar("P")  # a page of them
 
 
 class PageQuery(msgspec.Struct, kw_only=True):
@@ -137,12 +142,17 @@ class Stats(msgspec.Struct):
     embedding: dict[str, Any] | None = None  # None when vectors are off
 
 
-def _conn(call: Call):  # type: ignore[no-untyped-def]
+def _conn(call: Call) -> sqlite3.Connection:
     assert call.state.db is not None
     return call.state.db.read()
 
 
-def _page(call: Call, lister, kind: type, page_type: type):  # type: ignore[no-untyped-def]
+def _page(
+    call: Call,
+    lister: Callable[..., list[dict[str, Any]]],
+    kind: type[R],
+    page_type: Callable[[list[R], bool, int, int], P],
+) -> P:
     q: PageQuery = call.query
     rows = lister(_conn(call), projects=tuple(q.project), limit=q.limit + 1, offset=q.offset)
     return page_type(records(kind, rows[: q.limit]), len(rows) > q.limit, q.offset, q.limit)
@@ -196,7 +206,7 @@ def session_detail(call: Call) -> SessionDetail:
     )
 
 
-def _delete(call: Call, deleter, kind: str) -> Deleted:  # type: ignore[no-untyped-def]
+def _delete(call: Call, deleter: Callable[[sqlite3.Connection, int], bool], kind: str) -> Deleted:
     db = call.state.db
     assert db is not None
     item_id = call.params["id"]

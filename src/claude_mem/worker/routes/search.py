@@ -7,7 +7,8 @@ happened around one record), level 3 `POST /api/observations/batch` (full record
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Iterable
+from typing import Annotated, Literal, TypedDict, Unpack
 
 import msgspec
 
@@ -94,10 +95,24 @@ def _searcher(call: Call) -> HybridSearcher:
     return HybridSearcher(call.state.db, getattr(call.state, "embedding", None))
 
 
-def _filters(call: Call, **values: object) -> SearchFilters:
+class _FilterValues(TypedDict, total=False):
+    """build_filters' arguments but `excluded`, which comes from the settings."""
+
+    projects: Iterable[str] | None
+    cwd: str | None
+    types: Iterable[str] | None
+    concepts: Iterable[str] | None
+    files: Iterable[str] | None
+    since: str | int | None
+    until: str | int | None
+    platforms: Iterable[str] | None
+    session_id: int | None
+
+
+def _filters(call: Call, **values: Unpack[_FilterValues]) -> SearchFilters:
     excluded = call.state.settings.get_str("CLAUDE_MEM_EXCLUDED_PROJECTS")
     try:
-        return build_filters(excluded=excluded, **values)  # type: ignore[arg-type]
+        return build_filters(excluded=excluded, **values)
     except ValueError as exc:
         raise ApiError(400, str(exc), "invalid_query") from None
 

@@ -3,6 +3,7 @@ settings metadata the page offers. Everything else the page reads through the or
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import msgspec
@@ -44,7 +45,7 @@ class ViewerMeta(msgspec.Struct, kw_only=True):
     settings: list[SettingSpec]
 
 
-def _serve(asset: Asset):  # type: ignore[no-untyped-def]
+def _serve(asset: Asset) -> Callable[[Call], Response]:
     def handler(call: Call) -> Response:
         return asset.response(call.request.headers.get("if-none-match"))
 
