@@ -388,10 +388,7 @@ def serving_dir(worker: WorkerInfo) -> str | None:
         where = os.readlink(f"/proc/{worker.pid}/cwd")
     except OSError:
         return None
-    import hashlib  # noqa: PLC0415
-
-    digest = hashlib.sha256(where.encode()).hexdigest()[:16]
-    return where if digest == worker.health.get("data_dir_id") else None
+    return where if paths.data_dir_id(where) == worker.health.get("data_dir_id") else None
 
 
 class Lookup:
