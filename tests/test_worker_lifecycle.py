@@ -199,16 +199,21 @@ def test_stale_pid_files_are_ignored_and_cleaned(env: Env) -> None:
     assert info["pid"] == pid
 
 
+def run_worker(env: Env) -> subprocess.CompletedProcess[str]:
+    """`python -m claude_mem.worker run` in the foreground, as `worker run` does."""
+    return subprocess.run(
+        [sys.executable, "-m", "claude_mem.worker", "run"],
+        check=False,
+        env=env.vars,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
 def test_port_taken_by_another_program(env: Env) -> None:
     with socket.create_server(("127.0.0.1", env.port)):
-        done = subprocess.run(
-            [sys.executable, "-m", "claude_mem.worker", "run"],
-            check=False,
-            env=env.vars,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
+        done = run_worker(env)
         assert done.returncode == 1
         message = done.stderr.strip()
         assert "\n" not in message
@@ -257,15 +262,7 @@ def test_worker_outlives_its_launcher_in_its_own_session(env: Env) -> None:
 
 def test_second_worker_process_exits_at_once(env: Env) -> None:
     pid = env.start()
-    with sooner_than(15):  # does not wait for the running worker's lock
-        done = subprocess.run(
-            [sys.executable, "-m", "claude_mem.worker", "run"],
-            check=False,
-            env=env.vars,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
+    done = run_worker(env)  # a wait for the running worker's lock would hit its timeout
     assert done.returncode == 0
     assert f"already running (pid {pid}, port {env.port})" in done.stdout
     assert worker_pids(env.data_dir) == [pid]
