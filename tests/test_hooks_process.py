@@ -775,7 +775,7 @@ FORBIDDEN = (
     "msgspec", "starlette", "uvicorn", "rich", "subprocess", "dataclasses", "typing", "asyncio",
     "sqlite3", "logging", "http.client", "urllib.request", "socket", "claude_mem.cli",
     "claude_mem.worker.app", "claude_mem.store", "claude_mem.project", "claude_mem.log",
-    "hashlib",  # loads OpenSSL: ~4 ms on every session start for one digest
+    "hashlib",  # loads OpenSSL on every session start, for one digest
 )  # fmt: skip
 
 

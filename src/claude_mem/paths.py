@@ -34,8 +34,9 @@ def data_dir_id(directory: str | None = None) -> str:
 
 
 def _sha256_hex(data: bytes) -> str:
-    """SHA-256 without `hashlib`: every session-start hook asks, and hashlib loads OpenSSL
-    (~4 ms against ~0.5 ms for CPython's own module, `python -X importtime`)."""
+    """SHA-256 without `hashlib`: every session-start hook asks, and hashlib loads OpenSSL,
+    which costs several times CPython's own module (`python -X importtime`; the SessionStart
+    row of bench/hook_bench.py)."""
     for name in ("_sha256", "_sha2"):  # CPython 3.11; 3.12 and later
         try:
             module = __import__(name)
