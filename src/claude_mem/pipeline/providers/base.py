@@ -131,6 +131,8 @@ class CorpusQuestion:
 
 @dataclass(slots=True)
 class CorpusAnswer:
+    """A provider's answer; the corpus query adds the corpus, question and provider name."""
+
     text: str
     citations: list[dict[str, Any]] = field(default_factory=list)  # see `corpus.render.citation`
     session_id: str | None = None  # the saved session that answered, if any
