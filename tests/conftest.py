@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -21,6 +23,22 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "data"
     monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(path))
     return path
+
+
+@pytest.fixture
+def provider_plugin(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """The third-party providers of tests/fixtures/provider-plugin, installed as `pip install`
+    would: a dist-info on sys.path declaring them in the `claude_mem.providers` group."""
+    from claude_mem.pipeline import registry
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent / "fixtures" / "provider-plugin"))
+    registry._entry_point_names.cache_clear()
+    module = importlib.import_module("claude_mem_fixture_plugin")
+    module.METERED_CALLS.clear()
+    yield module
+    for name in ("fixture-offline", "fixture-metered"):
+        registry._factories.pop(name, None)
+    registry._entry_point_names.cache_clear()  # looked up again once sys.path is restored
 
 
 @pytest.fixture

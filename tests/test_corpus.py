@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -249,3 +250,33 @@ def test_routes_build_list_show_query_rebuild_delete(ids: list[int]) -> None:
         status, refused = call("POST", "/api/corpus", {"name": "ok", "since": "nope"})
         assert status == 400
         assert call("GET", "/api/corpus")[1] == {"corpora": []}
+
+
+def test_a_plugin_provider_answers_through_the_query_route(
+    ids: list[int], provider_plugin: ModuleType
+) -> None:
+    with running_worker() as worker:
+        client = worker.client
+
+        def ask_with(provider: str) -> tuple[int, Any]:
+            values = {"CLAUDE_MEM_PROVIDER": provider}
+            client.post("/api/settings", json={"values": values}).raise_for_status()
+            response = client.post("/api/corpus/shop/query", json={"question": "commas in CSV"})
+            return response.status_code, response.json()
+
+        assert client.post("/api/corpus", json={"name": "shop", "project": "shop"}).is_success
+        status, answer = ask_with("fixture-offline")
+        assert status == 200, answer
+        assert answer["provider"] == "fixture-offline"
+        assert answer["answer"].startswith("fixture-offline on 'shop': CSV quoting of commas; ")
+        assert answer["answer"].endswith(" chars)")  # it was given the rendered corpus
+        assert answer["citations"][0] == {"id": ids[3], "type": "bugfix",
+                                          "title": "CSV quoting of commas", "project": "shop",
+                                          "date": "2026-01-04"}  # fmt: skip
+        assert all(c["project"] == "shop" for c in answer["citations"])
+
+        status, refused = ask_with("fixture-metered")  # no `answer` method
+        assert (status, refused) == (
+            400, {"error": "fixture-metered cannot answer corpus questions",
+                  "code": "invalid_corpus"},
+        )  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -166,6 +167,44 @@ def test_budget_exhausted_falls_back_to_local(worker: RunningWorker, scripted: d
     assert len(costly.calls) == 2
     usage = worker.client.get("/api/stats").json()  # spend was recorded per session
     assert usage["counts"]["observations"] == 3
+
+
+def test_an_offline_plugin_is_not_stopped_by_the_budget(
+    worker: RunningWorker, provider_plugin: ModuleType
+) -> None:
+    configure(worker, provider="fixture-offline", daily_token_budget=0)  # 0: never call an LLM
+    send_session(worker, events=2)
+    wait_drained(worker)
+    items = worker.client.get("/api/observations").json()["items"]
+    assert [item["generated_by"] for item in items] == ["fixture-offline"] * 2
+
+
+def test_a_plugin_that_declares_nothing_costs_tokens_and_is_budgeted(
+    worker: RunningWorker, provider_plugin: ModuleType
+) -> None:
+    configure(worker, provider="fixture-metered", daily_token_budget=0)
+    send_session(worker, host="a", events=1)
+    wait_drained(worker)
+    assert provider_plugin.METERED_CALLS == []  # over budget: never called
+    configure(worker, daily_token_budget=1_000_000)
+    send_session(worker, host="b", events=1)
+    wait_drained(worker)
+    assert len(provider_plugin.METERED_CALLS) == 1
+    items = worker.client.get("/api/observations").json()["items"]
+    assert sorted(item["generated_by"] for item in items) == ["fixture-metered:m1", "local"]
+
+
+def test_an_offline_plugin_takes_no_llm_slot(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, provider_plugin: ModuleType
+) -> None:
+    monkeypatch.setattr(consumer, "POLL_S", 0.05)
+    monkeypatch.setattr(consumer, "LLM_CONCURRENCY", 0)  # a provider that waits for one hangs
+    with running_worker() as worker:
+        configure(worker, provider="fixture-offline", fallback_providers="")
+        send_session(worker, events=2)
+        wait_drained(worker)
+        items = worker.client.get("/api/observations").json()["items"]
+    assert [item["generated_by"] for item in items] == ["fixture-offline"] * 2
 
 
 def test_all_providers_failing_retries_then_dead_letters(

@@ -28,6 +28,17 @@ def day(epoch_ms: int | None) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(epoch_ms / 1000))
 
 
+def citation(row: Mapping[str, Any]) -> dict[str, Any]:
+    """How an answer cites one observation (the API's `citations` items)."""
+    return {
+        "id": row["id"],
+        "type": row["type"],
+        "title": row["title"],
+        "project": row["project"],
+        "date": day(row["created_at"]),
+    }
+
+
 def _header(name: str, description: str, stats: Mapping[str, Any]) -> str:
     dates = stats.get("date_range") or {}
     lines = [f"# Knowledge Corpus: {name}"]

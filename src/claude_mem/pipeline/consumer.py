@@ -313,33 +313,43 @@ class Pipeline:
         """The first provider in the chain that can process the work; ProviderError if none."""
         last: ProviderError = ProviderError("setup_required", "no provider configured")
         for name in self.chain():
-            reason = self.health.paused(name) or await asyncio.to_thread(
-                self._over_budget, name, session_id
-            )
+            reason = self.health.paused(name)
             if reason:
                 last = ProviderError("setup_required", f"{name} skipped: {reason}")
                 continue
             try:
                 provider = self._provider(name)
-                if name == "local":
+            except Exception as exc:
+                last = self._failed(name, exc)
+                continue
+            offline = registry.traits(provider).offline
+            reason = None if offline else await asyncio.to_thread(self._over_budget, session_id)
+            if reason:
+                last = ProviderError("setup_required", f"{name} skipped: {reason}")
+                continue
+            try:
+                if offline:  # no model to wait for: an LLM slot would only delay it
                     result = await call(provider)
                 else:
                     async with self._llm_slots:
                         result = await call(provider)
-            except ProviderError as exc:
-                self.health.failed(name, exc)
-                log.warn("pipeline", "provider failed", provider=name, kind=exc.kind,
-                         error=exc.message)  # fmt: skip
-                last = exc
-                continue
-            except Exception as exc:  # a provider bug: try the next one
-                self.health.failed(name, exc)
-                log.error("pipeline", "provider raised", provider=name, error=repr(exc))
-                last = ProviderError("unrecoverable", f"{name}: {exc!r}")
+            except Exception as exc:
+                last = self._failed(name, exc)
                 continue
             self.health.ok(name)
             return result, name
         raise last
+
+    def _failed(self, name: str, exc: Exception) -> ProviderError:
+        """Record a provider's failure; a bug (not a ProviderError) counts as unrecoverable,
+        so the next provider in the chain gets the work."""
+        self.health.failed(name, exc)
+        if isinstance(exc, ProviderError):
+            log.warn("pipeline", "provider failed", provider=name, kind=exc.kind,
+                     error=exc.message)  # fmt: skip
+            return exc
+        log.error("pipeline", "provider raised", provider=name, error=repr(exc))
+        return ProviderError("unrecoverable", f"{name}: {exc!r}")
 
     def _provider(self, name: str) -> Provider:
         settings = self.settings_of()
@@ -353,10 +363,8 @@ class Pipeline:
                 raise ProviderError("setup_required", str(exc)) from None
         return self._providers[name]
 
-    def _over_budget(self, name: str, session_id: int) -> str | None:
-        """Why an LLM provider must not be called (token budgets), or None; local is free."""
-        if name == "local":
-            return None
+    def _over_budget(self, session_id: int) -> str | None:
+        """Why a provider that costs tokens must not be called now (token budgets), or None."""
         settings = self.settings_of()
         conn = self.db.read()
         daily = settings.get_int("CLAUDE_MEM_DAILY_TOKEN_BUDGET")

@@ -1,5 +1,7 @@
 """Providers by name. Built-ins are declared as entry points in our own pyproject.toml, in the
-group a third-party package would use, so both load through this one path.
+group a third-party package would use, so both load through this one path. What a provider
+declares beyond the required contract is read here too (`traits`, `corpus_answerer`), with the
+defaults a provider that omits it gets, so no other code needs to know which provider it has.
 
 Importing this module makes settings check provider names (CLAUDE_MEM_PROVIDER, the fallback
 list) against the installed ones, wherever settings are read or written after it.
@@ -12,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from claude_mem import settings as settings_module
-from claude_mem.pipeline.providers.base import Provider
+from claude_mem.pipeline.providers.base import CorpusAnswerer, Provider, Traits
 from claude_mem.settings import Settings
 
 if TYPE_CHECKING:
@@ -76,6 +78,23 @@ def create(name: str, settings: Settings) -> Provider:
     if factory is None:
         raise ValueError(f"unknown provider {name!r}; available: {', '.join(available())}")
     return factory(settings)
+
+
+def traits(provider: Provider) -> Traits:
+    """The provider's declared `offline` and `caches_prompts`; what it leaves out defaults to
+    the safe reading (a model that costs tokens, no prompt cache)."""
+    default = Traits()
+    return Traits(
+        offline=bool(getattr(provider, "offline", default.offline)),
+        caches_prompts=bool(getattr(provider, "caches_prompts", default.caches_prompts)),
+    )
+
+
+def corpus_answerer(provider: Provider) -> CorpusAnswerer:
+    """The provider as one that answers corpus questions; ValueError if it has no `answer`."""
+    if not isinstance(provider, CorpusAnswerer):
+        raise ValueError(f"{provider.name} cannot answer corpus questions")
+    return provider
 
 
 settings_module.provider_lookup = unknown

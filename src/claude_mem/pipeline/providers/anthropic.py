@@ -4,6 +4,8 @@ Requests are non-streaming by default. Some gateways stream whatever was asked, 
 whose content type is `text/event-stream` is read as the Messages stream (text deltas,
 usage from `message_start` and `message_delta`); `stream=True` asks for that form outright.
 An `error` event inside a stream is classified like the HTTP error of the same type.
+A completion that asks for its system prompt to be cached sends it as one block marked
+`cache_control: ephemeral`, so the questions after the first read a corpus from the cache.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ def _usage_in(usage: Mapping[str, Any]) -> int | None:
 class AnthropicProvider(LLMProvider):
     name = "anthropic"
     key_setting = "CLAUDE_MEM_ANTHROPIC_API_KEY"
+    caches_prompts = True
 
     def __init__(self, *, stream: bool = False, **options: Any) -> None:
         options.setdefault("model", DEFAULT_MODEL)
@@ -79,11 +82,15 @@ class AnthropicProvider(LLMProvider):
             "content-type": "application/json",
             "accept": "text/event-stream" if self.stream else "application/json",
         }
+        system: str | list[dict[str, Any]] = completion.system
+        if completion.cache_system:
+            cached = {"type": "ephemeral"}
+            system = [{"type": "text", "text": completion.system, "cache_control": cached}]
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_output_tokens,
             "temperature": self.temperature,
-            "system": completion.system,
+            "system": system,
             "messages": [{"role": "user", "content": completion.user}],
             "stream": self.stream,
         }

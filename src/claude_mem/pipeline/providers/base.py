@@ -3,10 +3,24 @@
 A provider turns a batch of a session's tool events into observation drafts, and a summary
 request into a summary draft. It never touches the store: the consumer cleans, checks file
 evidence, stores, and accounts for the tokens reported here.
+
+Beyond the two required methods a provider may declare what it is and what else it can do;
+`registry.traits` and `registry.corpus_answerer` read these, and one that is left out takes
+the safe default, so a minimal plugin is budgeted and slotted like any model:
+
+- `offline: bool` (default False): True when the provider works on this machine without a
+  model (rules, no service): it spends no tokens, so token budgets never stop it, and it
+  takes none of the worker's LLM call slots.
+- `caches_prompts: bool` (default False): True when the provider can keep a long prompt that
+  repeats between calls in a prompt cache it controls (Anthropic's `cache_control`), so a
+  corpus sent with every question is paid for in full once.
+- `answer(question, corpus) -> CorpusAnswer` (see `CorpusAnswerer`): answers a question from
+  a knowledge corpus. Without it, asking a corpus with this provider is a clear error.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -83,13 +97,69 @@ class Result:
 
 @runtime_checkable
 class Provider(Protocol):
-    """A compressor. `name` is what CLAUDE_MEM_PROVIDER and the fallback chain refer to."""
+    """A compressor. `name` is what CLAUDE_MEM_PROVIDER and the fallback chain refer to.
+
+    The optional attributes and `answer` are described in the module docstring."""
 
     name: str
 
     async def compress(self, events: list[ToolEvent], ctx: SessionContext) -> Result: ...
 
     async def summarize(self, request: SummaryInput, ctx: SessionContext) -> Result: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Traits:
+    """What a provider declares about itself (module docstring); the defaults are the safe
+    reading of a provider that says nothing: a model that costs tokens, with no prompt cache."""
+
+    offline: bool = False
+    caches_prompts: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusQuestion:
+    """A question to a knowledge corpus, with everything a model needs to answer it."""
+
+    corpus: str  # the corpus's name
+    question: str
+    system_prompt: str  # the corpus's own: every observation is untrusted data
+    knowledge: str  # the rendered corpus, whole; `corpus.render.fit` cuts it to `max_tokens`
+    max_tokens: int  # CLAUDE_MEM_CORPUS_MAX_TOKENS: the most knowledge to send a model
+    session_id: str | None = None  # a session this provider saved with the corpus earlier
+
+
+@dataclass(slots=True)
+class CorpusAnswer:
+    """A provider's answer; the corpus query adds the corpus, question and provider name."""
+
+    text: str
+    citations: list[dict[str, Any]] = field(default_factory=list)  # see `corpus.render.citation`
+    session_id: str | None = None  # the saved session that answered, if any
+    primed: bool = False  # this call sent the corpus to a new session
+    session_expired: bool = False  # the saved session was gone, so a new one was primed
+    left_out: int = 0  # observations cut to fit `max_tokens`
+
+
+class CorpusContext(Protocol):
+    """What the corpus offers a provider answering from it, besides the question's text."""
+
+    def best_matches(self, question: str, top: int) -> list[Mapping[str, Any]]:
+        """The corpus's observations (store rows) that best match `question`, best first."""
+        ...
+
+    def save_session(self, session_id: str) -> None:
+        """Keep `session_id` with the corpus as this provider's; the next question gets it."""
+        ...
+
+
+@runtime_checkable
+class CorpusAnswerer(Protocol):
+    """A provider that can answer corpus questions (the optional `answer` method)."""
+
+    name: str
+
+    async def answer(self, question: CorpusQuestion, corpus: CorpusContext) -> CorpusAnswer: ...
 
 
 ERROR_KINDS = ("transient", "rate_limit", "quota", "auth", "setup_required", "unrecoverable")

@@ -18,6 +18,11 @@ missing the essential ones is refused as too old. The CLI's JSON result gives th
 token usage, and for API failures the HTTP status, which is classified like the HTTP
 providers' errors; the text is read with the shared `parser`. A call that outlives the timeout
 has its whole process group killed (the CLI's own children included) before it fails.
+
+Corpus questions use saved sessions instead (`answer`): the corpus is sent once to prime a
+CLI session, whose id is kept with the corpus; each question resumes it. When the CLI no
+longer has the session (expired, deleted), the corpus is primed again and the question
+retried, once.
 """
 
 from __future__ import annotations
@@ -34,10 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from claude_mem import paths
+from claude_mem import log, paths
+from claude_mem.corpus.render import fit, prime_prompt
 from claude_mem.pipeline.parser import parse_response, prose_error
 from claude_mem.pipeline.prompts import SYSTEM_PROMPT, observation_prompt, summary_prompt
 from claude_mem.pipeline.providers.base import (
+    CorpusAnswer,
+    CorpusContext,
+    CorpusQuestion,
     ProviderError,
     Result,
     SessionContext,
@@ -323,6 +332,8 @@ class ClaudeCliProvider:
     """The `claude-agent-sdk` provider: one locked-down `claude -p` process per call."""
 
     name = NAME
+    offline = False
+    caches_prompts = True  # Claude Code caches a resumed session's history, the corpus in it
 
     def __init__(
         self,
@@ -416,6 +427,39 @@ class ClaudeCliProvider:
         if session is None:
             raise ProviderError("unrecoverable", f"{NAME}: the CLI reported no session id")
         return reply, session
+
+    async def answer(self, question: CorpusQuestion, corpus: CorpusContext) -> CorpusAnswer:
+        """The question asked in the corpus's saved session, primed first if there is none
+        or the CLI no longer has it."""
+        answer = CorpusAnswer("")
+        if question.session_id is not None:
+            try:
+                reply, answer.session_id = await self.converse(
+                    question.system_prompt, question.question, resume=question.session_id
+                )
+                answer.text = reply.text.strip()
+                return answer
+            except SessionExpired as exc:
+                log.info("corpus", "agent session gone; priming again", corpus=question.corpus,
+                         error=exc.message)  # fmt: skip
+                answer.session_expired = True
+        session, answer.left_out = await self._prime(question, corpus)
+        answer.primed = True
+        reply, answer.session_id = await self.converse(
+            question.system_prompt, question.question, resume=session
+        )
+        if answer.session_id != session:
+            corpus.save_session(answer.session_id)
+        answer.text = reply.text.strip()
+        return answer
+
+    async def _prime(self, question: CorpusQuestion, corpus: CorpusContext) -> tuple[str, int]:
+        """A new session holding the corpus, saved with it: (session id, observations cut)."""
+        knowledge, left_out = fit(question.knowledge, question.max_tokens)
+        _, session = await self.converse(question.system_prompt, prime_prompt(knowledge))
+        corpus.save_session(session)
+        log.info("corpus", "primed an agent session", corpus=question.corpus, left_out=left_out)
+        return session, left_out
 
     async def compress(self, events: list[ToolEvent], ctx: SessionContext) -> Result:
         """Observations for one batch; prose or `<skip/>` is an empty result, not an error."""

@@ -1,10 +1,12 @@
 """What every HTTP LLM provider shares: prompts in, one classified HTTP call, drafts out.
 
-A subclass knows only its wire format: how to build the request (`build_call`), read a
-success body (`read_reply`), read a streamed one (`read_stream`), and map its error bodies
+A subclass knows only its wire format: how to build the request (`build_call`, which marks
+the system prompt cacheable when a `Completion` asks and the API can), read a success body
+(`read_reply`), read a streamed one (`read_stream`), and map its error bodies
 (`error_kind_hint`). Everything else lives here once: setup checks, privacy cleaning of every
 text sent, per-attempt timeouts and retries, mapping of transport failures, token usage (the
-API's counts, else a chars/4 estimate) and reading the reply with `parser`.
+API's counts, else a chars/4 estimate), reading the reply with `parser`, and corpus answers
+(one call per question, the corpus in a system prompt that stays the same between questions).
 
 `httpx2` is imported on first use so importing the package stays cheap for hooks and the CLI.
 A client is opened per batch and closed after it: a batch already waits seconds for a model,
@@ -20,13 +22,17 @@ import math
 import random
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
+from claude_mem.corpus.render import fit
 from claude_mem.pipeline.parser import parse_response
 from claude_mem.pipeline.prompts import SYSTEM_PROMPT, observation_prompt, summary_prompt
 from claude_mem.pipeline.providers.base import (
+    CorpusAnswer,
+    CorpusContext,
+    CorpusQuestion,
     ProviderError,
     Result,
     SessionContext,
@@ -66,10 +72,12 @@ SNIPPET_CHARS = 300  # of an error body quoted in a message
 
 @dataclass(frozen=True, slots=True)
 class Completion:
-    """One request to a model: a system prompt and one user message."""
+    """One request to a model: a system prompt and one user message. `cache_system` asks for
+    the system prompt to be kept in the API's prompt cache (if the provider `caches_prompts`)."""
 
     system: str
     user: str
+    cache_system: bool = False
 
 
 @dataclass(slots=True)
@@ -225,6 +233,8 @@ class LLMProvider:
     """Base of the HTTP providers; see the module docstring for what a subclass supplies."""
 
     name: str = "llm"  # not a ClassVar: Provider declares an attribute
+    offline: bool = False
+    caches_prompts: bool = False
     key_setting: ClassVar[str] = ""
     key_required: ClassVar[bool] = True
 
@@ -312,6 +322,15 @@ class LLMProvider:
         summary = parsed.summary if parsed.kind == "summary" else None
         return self._result(completion, reply, summary=summary)
 
+    async def answer(self, question: CorpusQuestion, corpus: CorpusContext) -> CorpusAnswer:
+        """One call: the corpus, cut to the budget, in a system prompt placed first and the
+        same for every question, so a prompt cache can reuse it; the question as the message."""
+        knowledge, left_out = fit(question.knowledge, question.max_tokens)
+        system = f"{question.system_prompt}\n\n<knowledge-base>\n{knowledge}\n</knowledge-base>"
+        completion = Completion(system, question.question, cache_system=self.caches_prompts)
+        reply = await self.complete(completion)
+        return CorpusAnswer(reply.text.strip(), left_out=left_out)
+
     def _result(self, completion: Completion, reply: Reply, **drafts: Any) -> Result:
         sent = estimate_tokens(completion.system + completion.user)
         return Result(
@@ -329,7 +348,9 @@ class LLMProvider:
         if problem:
             raise ProviderError("setup_required", problem)
         # Defence in depth: the events were cleaned when stored, and prompts clean each field.
-        completion = Completion(clean_text(completion.system), clean_text(completion.user))
+        completion = replace(
+            completion, system=clean_text(completion.system), user=clean_text(completion.user)
+        )
         call = self.build_call(completion)
         httpx = _import_httpx()
         async with httpx.AsyncClient(
