@@ -134,7 +134,7 @@ def _route_logging() -> None:
 
 def build_server(tools: MemoryTools | None = None) -> Any:
     """The MCPServer with our five tools (`tools` is injectable for tests)."""
-    from mcp.server.mcpserver import MCPServer  # noqa: PLC0415 - 1-2 s import, only here
+    from mcp.server.mcpserver import MCPServer  # noqa: PLC0415 - a slow import, only here
     from mcp.server.mcpserver.exceptions import ToolError  # noqa: PLC0415
 
     memory = tools or MemoryTools(WorkerProxy())

@@ -20,13 +20,13 @@ if TYPE_CHECKING:
 
 MAX_TOKENS = 256  # MiniLM was trained on 256-token windows; longer texts cost time, add little
 BATCH = 8  # at most this many texts per ONNX run
-# ...and at most this many (padded) tokens: activations grow with batch × length², so two
-# 256-token texts at once cost ~70 MB more peak RSS than one, for no extra speed (measured:
-# batch 1 → 22/s, 287 MB peak; batch 8 → 21/s, 522 MB peak). Short texts still batch up.
+# ...and at most this many (padded) tokens: activations grow with batch × length², so long
+# texts batched together raise peak RSS for no extra speed (bench/embedding_bench.py). Short
+# texts still batch up.
 BATCH_TOKENS = 512
 # Two ONNX threads, with their spinning off (below): a query embeds as fast as with one, even
-# beside a busy core (p50 3.9 vs 4.4 ms), and the background embedder catches up 1.7× faster
-# (52 vs 30 texts/s; bench/embedding_bench.py). Hybrid search is the same either way.
+# beside a busy core, and the background embedder catches up faster (bench/embedding_bench.py
+# compares thread counts). Hybrid search is the same either way.
 THREADS = 2
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "tokenizer.json"
 
@@ -146,7 +146,7 @@ _cache_lock = threading.Lock()
 
 
 def load_embedder(name: str) -> Embedder | None:
-    """The named model, loaded once per process (~1 s, ~100 MB); None when vectors are off."""
+    """The named model, loaded once per process (bench/embedding_bench.py); None when off."""
     if name == "none":
         return None
     with _cache_lock:
