@@ -50,6 +50,7 @@ class Spec:
         "minimum",
         "restart",
         "secret",
+        "shown_default",
     )
 
     def __init__(
@@ -64,6 +65,7 @@ class Spec:
         maximum: int | None = None,
         secret: bool = False,
         restart: bool = False,
+        shown_default: str | None = None,
     ) -> None:
         self.key = key
         self.default = default
@@ -74,6 +76,8 @@ class Spec:
         self.maximum = maximum
         self.secret = secret
         self.restart = restart  # the worker reads it once, at start: a change needs a restart
+        # The default as the README writes it, where the value depends on the machine.
+        self.shown_default = shown_default
 
     def allowed(self) -> str:
         """Human description of the accepted values, used in every error message."""
@@ -188,6 +192,7 @@ _SPECS: tuple[Spec, ...] = (
         minimum=1024,
         maximum=65535,
         restart=True,
+        shown_default="38700 + uid % 100",
     ),
     Spec(
         "CLAUDE_MEM_WORKER_HOST",
