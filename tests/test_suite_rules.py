@@ -7,13 +7,18 @@ fails everywhere else; the data it needs belongs in tests/fixtures/.
 Tests hold no wall-clock budgets (an upper bound on a measured duration): load decides those.
 Linear time is checked by growth (tests/scaling.py), a wait that must be skipped with
 `sooner_than` (a wait of seconds, tests/polling.py), and speed figures are measured in bench/.
+Comments and docstrings (in src/ and tests/) name the bench/ script that measures something
+instead of quoting its figures, which drift from bench/RESULTS.md as the code changes.
 The samples each check must catch or accept are in tests/fixtures/suite-rules/.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import itertools
+import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -186,3 +191,71 @@ def test_the_check_sees_time_budgets(source: str) -> None:
 @pytest.mark.parametrize("source", samples("allowed.txt"))
 def test_the_check_accepts_waits_and_lower_bounds(source: str) -> None:
     assert time_budgets(source) == []
+
+
+# --- comments name the benchmark instead of quoting its figures ------------------------------
+
+# Shapes a measured figure takes in prose, in this order: an approximate duration, a percentile,
+# a speed-up, a rate, a before and after, a halving, a memory reading (samples: figures.txt).
+# Constants the code sets (timeouts, batch sizes, test inputs' sizes) have none of these shapes
+# (samples: constants.txt).
+_TIME = r"(?:ns|µs|us|ms|s|sec|seconds|min|minutes)\b"
+_SIZE = r"(?:KB|KiB|MB|MiB|GB|GiB)\b"
+_NUMBER = r"\d[\d.,]*(?:\s?[-–]\s?\d[\d.,]*)?"
+FIGURES = re.compile(
+    "|".join(
+        (
+            rf"(?:~|≈|\babout\s)\s?{_NUMBER}\s?{_TIME}",
+            r"\bp(?:50|90|95|99)\b\s?[:=]?\s?~?\d",
+            rf"{_NUMBER}\s?[×x]\s?(?:faster|slower|quicker|as fast)",
+            r"\d[\d.,]*\s?(?:texts|events|rows|queries|requests)?/s\b",
+            rf"\d[\d.]*\s?(?:{_TIME}|{_SIZE})\s?(?:→|->)\s?~?\d",
+            r"\bhalf the time\b|\btwice as fast\b|\d+\s?% (?:faster|slower|less|more|fewer)\b",
+            rf"{_NUMBER}\s?{_SIZE}\s(?:of\s)?(?:peak|idle|RSS|more peak)",
+            rf"\b(?:peak|idle|RSS)\b[^.]{{0,12}}?\d[\d.]*\s?{_SIZE}",
+        )
+    )
+)
+
+
+def _prose(source: str) -> list[tuple[int, str]]:
+    """(line, text) of every comment and docstring in `source`."""
+    found = [
+        (token.start[0], token.string)
+        for token in tokenize.generate_tokens(io.StringIO(source).readline)
+        if token.type == tokenize.COMMENT
+    ]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            docstring = ast.get_docstring(node, clean=False)
+            if docstring is not None:
+                found.append((node.body[0].lineno, docstring))
+    return found
+
+
+def measured_figures(source: str) -> list[str]:
+    """Figures in `source`'s comments and docstrings that read as measurements."""
+    return [
+        f"line {line}: {match.group()!r}"
+        for line, text in _prose(source)
+        for match in FIGURES.finditer(" ".join(text.split()))
+    ]
+
+
+def test_no_comment_quotes_a_measured_figure() -> None:
+    offenders = {}
+    for path in sorted([*(ROOT / "src").rglob("*.py"), *TESTS.rglob("*.py")]):
+        found = measured_figures(path.read_text("utf-8"))
+        if found:
+            offenders[str(path.relative_to(ROOT))] = found
+    assert not offenders, f"name the bench/ script instead of quoting its figures: {offenders}"
+
+
+@pytest.mark.parametrize("source", samples("figures.txt"))
+def test_the_check_sees_measured_figures(source: str) -> None:
+    assert measured_figures(source)
+
+
+@pytest.mark.parametrize("source", samples("constants.txt"))
+def test_the_check_accepts_constants_and_sizes(source: str) -> None:
+    assert measured_figures(source) == []

@@ -19,6 +19,10 @@ from pathlib import Path
 
 from claude_mem import paths
 
+TYPE_CHECKING = False  # `typing` is not imported on the hook path; mypy reads this as true
+if TYPE_CHECKING:
+    from claude_mem.setting_keys import SettingKey
+
 Value = str | int | bool
 LAST_GOOD_NAME = "settings.last-good.json"
 
@@ -46,11 +50,12 @@ class Spec:
         "minimum",
         "restart",
         "secret",
+        "shown_default",
     )
 
     def __init__(
         self,
-        key: str,
+        key: SettingKey,
         default: Value,
         doc: str,
         *,
@@ -60,6 +65,7 @@ class Spec:
         maximum: int | None = None,
         secret: bool = False,
         restart: bool = False,
+        shown_default: str | None = None,
     ) -> None:
         self.key = key
         self.default = default
@@ -70,6 +76,8 @@ class Spec:
         self.maximum = maximum
         self.secret = secret
         self.restart = restart  # the worker reads it once, at start: a change needs a restart
+        # The default as the README writes it, where the value depends on the machine.
+        self.shown_default = shown_default
 
     def allowed(self) -> str:
         """Human description of the accepted values, used in every error message."""
@@ -184,6 +192,7 @@ _SPECS: tuple[Spec, ...] = (
         minimum=1024,
         maximum=65535,
         restart=True,
+        shown_default="38700 + uid % 100",
     ),
     Spec(
         "CLAUDE_MEM_WORKER_HOST",
@@ -376,8 +385,20 @@ _SPECS: tuple[Spec, ...] = (
 )
 
 SPECS: dict[str, Spec] = {spec.key: spec for spec in _SPECS}
-# Env-only: it decides where settings.json lives, so it cannot live inside it.
-ENV_ONLY = (paths.DATA_DIR_ENV,)
+# Variables read from the environment only, never settings; why each cannot be a setting.
+ENV_ONLY = {
+    paths.DATA_DIR_ENV: "decides where settings.json lives, so it cannot live inside it",
+    "CLAUDE_MEM_INTERNAL": "marks the claude subprocess of our own observer (claude-agent-sdk), "
+    "whose hooks must record nothing; set by us, not by users",
+}
+
+
+def setting_key(name: str) -> SettingKey:
+    """`name` as a setting's key, for names built at run time; SettingsError if there is none."""
+    spec = SPECS.get(name)
+    if spec is None:
+        raise SettingsError(unknown_key(name))
+    return spec.key
 
 
 class Settings(Mapping[str, Value]):
@@ -405,22 +426,22 @@ class Settings(Mapping[str, Value]):
     def __len__(self) -> int:
         return len(self._values)
 
-    def get_int(self, key: str) -> int:
+    def get_int(self, key: SettingKey) -> int:
         value = self._values[key]
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{key} is not a number setting")
         return value
 
-    def get_bool(self, key: str) -> bool:
+    def get_bool(self, key: SettingKey) -> bool:
         value = self._values[key]
         if not isinstance(value, bool):
             raise TypeError(f"{key} is not a true/false setting")
         return value
 
-    def get_str(self, key: str) -> str:
+    def get_str(self, key: SettingKey) -> str:
         return str(self._values[key])
 
-    def get_list(self, key: str) -> list[str]:
+    def get_list(self, key: SettingKey) -> list[str]:
         """A csv setting as a list of its non-empty items."""
         return [item for item in str(self._values[key]).split(",") if item]
 

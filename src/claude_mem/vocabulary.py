@@ -1,5 +1,6 @@
 """The observation types: one list for the compressor's prompt, the search filters, the CLI's
-`--help`, the MCP tools and the viewer. Standard library only, so `--help` stays instant.
+`--help`, the MCP tools, the memory API and the viewer (which gets it from `/api/viewer/meta`).
+Standard library only, so `--help` stays instant.
 
 Stored records may carry other types too (imported ones, or a model's own word): search
 accepts those as well, so they are checked against the store, not only this list.
@@ -7,11 +8,18 @@ accepts those as well, so they are checked against the store, not only this list
 
 from __future__ import annotations
 
-OBSERVATION_TYPES: tuple[str, ...] = (
-    "bugfix",
-    "feature",
-    "refactor",
-    "change",
-    "discovery",
-    "decision",
-)
+from typing import Literal, get_args
+
+ObservationType = Literal["bugfix", "feature", "refactor", "change", "discovery", "decision"]
+OBSERVATION_TYPES: tuple[ObservationType, ...] = get_args(ObservationType)
+# What a record without a type (a model's reply, a saved memory, an import) becomes.
+DEFAULT_TYPE: ObservationType = "discovery"
+# When each type applies, in the words the LLM compressor is given.
+TYPE_MEANINGS: dict[ObservationType, str] = {
+    "bugfix": "when something broken now works",
+    "feature": "for a new capability",
+    "refactor": "for a restructuring that keeps behaviour",
+    "change": "for other edits (configuration, docs, dependencies)",
+    "discovery": "when the agent learned how existing code or a system behaves",
+    "decision": "when one option was chosen over another, with the reason",
+}

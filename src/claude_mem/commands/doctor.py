@@ -137,7 +137,7 @@ def _worker(loaded: Settings) -> tuple[str, str, str]:
 
 
 def _embeddings(loaded: Settings) -> tuple[str, str, str]:
-    """Whether vector search can work, without loading the model (a second and ~100 MB)."""
+    """Whether vector search can work, without loading the model (slow and large to load)."""
     from claude_mem.search import embed
     from claude_mem.store import vectors
     from claude_mem.store.db import open_database

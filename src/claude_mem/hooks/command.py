@@ -1,8 +1,8 @@
 """The exact command a host runs for each hook, for the installer (and tests) to write.
 
 `<venv python> -I -S <abs path>/claude_mem/hooks/entry.py <platform> <event>`: the absolute
-interpreter keeps the hook working outside the venv and skips shims (a pyenv shim adds
-~120 ms); -I -S skip the site-packages scan and the user's environment. sys.executable is used
+interpreter keeps the hook working outside the venv and skips shims (a pyenv shim runs a
+shell first); -I -S skip the site-packages scan and the user's environment. sys.executable is used
 as it is, not resolved: resolving a venv's symlink would leave the venv, and the worker the
 hook may start must run with the venv's packages.
 """

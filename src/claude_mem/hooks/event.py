@@ -1,7 +1,7 @@
 """The one internal event every platform adapter produces, and what a handler answers.
 
-Plain classes with __slots__, not dataclasses: `import dataclasses` alone costs ~15 ms, a third
-of a hook's budget.
+Plain classes with __slots__, not dataclasses: `import dataclasses` alone is a large share of
+a hook's time (bench/hook_bench.py measures hooks).
 """
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ def prompt(event: HookEvent, ctx: Context) -> HookResult:
     """
     if not event.session_id:
         return HookResult()
-    from claude_mem import control, privacy  # noqa: PLC0415 - privacy's regexes cost ~5 ms
+    from claude_mem import control, privacy  # noqa: PLC0415 - privacy's regexes cost import time
 
     raw = event.prompt or ""
     if raw and privacy.is_protocol_payload(raw):

@@ -4,7 +4,7 @@ The hook command is `<interpreter> -I -S <package>/hooks/entry.py <platform> <Ho
 quoted for POSIX shells. The interpreter is `sys.executable` made absolute but not resolved:
 resolving a venv's `python` symlink would leave the venv, and the worker a hook may start runs
 with that same interpreter and needs the venv's packages. It is never a `python3` looked up on
-PATH nor a pyenv shim (a shim adds ~120 ms to every hook).
+PATH nor a pyenv shim (a shim runs a shell before every hook).
 """
 
 from __future__ import annotations

@@ -10,13 +10,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from claude_mem import __version__, log
 from claude_mem.mcp.tools import MemoryTools, ToolFailure, WorkerProxy
-from claude_mem.vocabulary import OBSERVATION_TYPES
+from claude_mem.vocabulary import DEFAULT_TYPE, OBSERVATION_TYPES, ObservationType
 
 NAME = "claude-mem"
 
@@ -82,7 +82,6 @@ CorpusName = Annotated[
                description="corpus name")
 ]  # fmt: skip
 
-ObservationType = Literal["bugfix", "feature", "refactor", "change", "discovery", "decision"]
 Query = Annotated[str, Field(min_length=1, description="what to look for (a long text is clipped)")]
 Project = Annotated[str | None, Field(max_length=300, description="only this project")]
 TypeFilter = Annotated[
@@ -135,7 +134,7 @@ def _route_logging() -> None:
 
 def build_server(tools: MemoryTools | None = None) -> Any:
     """The MCPServer with our five tools (`tools` is injectable for tests)."""
-    from mcp.server.mcpserver import MCPServer  # noqa: PLC0415 - 1-2 s import, only here
+    from mcp.server.mcpserver import MCPServer  # noqa: PLC0415 - a slow import, only here
     from mcp.server.mcpserver.exceptions import ToolError  # noqa: PLC0415
 
     memory = tools or MemoryTools(WorkerProxy())
@@ -177,7 +176,7 @@ def build_server(tools: MemoryTools | None = None) -> Any:
     async def save_memory(
         text: MemoryText,
         title: Title = None,
-        type: ObservationType = "discovery",
+        type: ObservationType = DEFAULT_TYPE,
         concepts: Concepts = None,
         project: Annotated[str | None, Field(description="default: the cwd's project")] = None,
     ) -> str:
@@ -200,7 +199,9 @@ def build_server(tools: MemoryTools | None = None) -> Any:
         *,
         project: Project = None,
         query: Annotated[str | None, Field(max_length=2000, description="only matches")] = None,
-        types: Annotated[list[ObservationType] | None, Field(max_length=6)] = None,
+        types: Annotated[
+            list[ObservationType] | None, Field(max_length=len(OBSERVATION_TYPES))
+        ] = None,
         concepts: Concepts = None,
         since: Since = None,
         limit: Annotated[int | None, Field(ge=1, le=5000)] = None,

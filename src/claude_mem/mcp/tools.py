@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 
 from claude_mem.store.fulltext import clip_query
 from claude_mem.text import counted
+from claude_mem.vocabulary import DEFAULT_TYPE, ObservationType
 from claude_mem.worker import lifecycle
 from claude_mem.worker.client import Response, WorkerUnavailable, request
 from claude_mem.worker.token import read_token
@@ -290,7 +291,7 @@ class MemoryTools:
         self,
         text: str,
         title: str | None = None,
-        type: str = "discovery",
+        type: ObservationType = DEFAULT_TYPE,
         concepts: Sequence[str] | None = None,
         project: str | None = None,
     ) -> str:

@@ -48,7 +48,7 @@ POLL_S = 1.0  # how often to look for rows whose retry delay has passed
 # within QUIET_S, the last one just now) the dispatcher and the consumers wait for a lull, up
 # to MAX_DEFER_S, so the burst gets the cores and the single writer, and is then claimed and
 # stored in a few transactions instead of one each (bench/worker_ingest_bench.py). Events at
-# an agent's pace are compressed at once (bench/pipeline_bench.py: enqueue → stored p50 ~5 ms).
+# an agent's pace are compressed at once (bench/pipeline_bench.py: enqueue → stored).
 QUIET_S = 0.05
 BURST_EVENTS = 5
 MAX_DEFER_S = 10.0

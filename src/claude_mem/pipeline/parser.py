@@ -29,12 +29,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from claude_mem.pipeline.providers.base import ObservationDraft, ProviderError, SummaryDraft
+from claude_mem.vocabulary import DEFAULT_TYPE
 
 __all__ = ["Kind", "ParsedResponse", "parse_response", "prose_error", "unwrap_fence"]
 
 Kind = Literal["observations", "summary", "skip_summary", "skip", "empty", "prose"]
 
-DEFAULT_TYPE = "discovery"
 TYPE_CHARS = 32
 MAX_OBSERVATIONS = 200  # far beyond any real reply; bounds the work a hostile one can cause
 PROSE_ERROR_CHARS = 1_000  # longer prose is a confused model, not a gateway error message

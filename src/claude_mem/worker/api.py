@@ -26,7 +26,7 @@ from claude_mem.worker.token import HEADER as TOKEN_HEADER
 
 JSON = "application/json"
 # Handlers touch SQLite, which may wait on a lock, so they run off the event loop; a small
-# dedicated pool hands results back faster than anyio's general one (measured in bench/).
+# dedicated pool hands results back sooner than anyio's general one (bench/worker_ingest_bench.py).
 _EXECUTOR = ThreadPoolExecutor(max_workers=4, thread_name_prefix="handler")
 MAX_ID = 2**63 - 1  # SQLite's largest integer
 
@@ -73,7 +73,7 @@ class Endpoint:
     needs_db: bool = True
     errors: tuple[int, ...] = (400,)
     # Try a sync handler on the event loop first, under store.db.NON_BLOCKING: it skips the
-    # thread hop (~0.3 ms of a ~0.8 ms hook event) and moves to a thread only if it would wait.
+    # thread hop (bench/worker_ingest_bench.py) and moves to a thread only if it would wait.
     inline: bool = False
 
     @property

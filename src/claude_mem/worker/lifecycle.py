@@ -28,7 +28,7 @@ from claude_mem.worker.client import WorkerUnavailable, request, snippet
 from claude_mem.worker.pidfile import pid_path as pid_path  # noqa: PLC0414
 from claude_mem.worker.pidfile import read_pid_info as read_pid_info  # noqa: PLC0414
 
-TYPE_CHECKING = False  # `typing` costs ~3 ms of import; annotations are strings anyway
+TYPE_CHECKING = False  # importing `typing` shows in a hook; annotations are strings anyway
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

@@ -10,6 +10,7 @@ from claude_mem.pipeline.local.note import Scope
 from claude_mem.pipeline.local.shell import git_sub
 from claude_mem.pipeline.local.text import word_pattern
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.vocabulary import ObservationType
 
 FIX_WORDS = word_pattern(
     r"fix(?:e[sd]|ing)?|bugs?|bugfix|hotfix|errors?|crash(?:es|ed|ing)?|"
@@ -38,7 +39,7 @@ _CHANGE_VERBS = frozenset(
 )
 
 
-def edit_type(event: ToolEvent, scope: Scope, added_code: str) -> str:
+def edit_type(event: ToolEvent, scope: Scope, added_code: str) -> ObservationType:
     """bugfix > refactor > feature from the prompt (and added comments), else a failure
     seen earlier in the batch makes it a bugfix, else a plain change."""
     prompt = scope.prompt(event)

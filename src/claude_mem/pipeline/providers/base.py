@@ -24,7 +24,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from claude_mem.settings import setting_key
+
 if TYPE_CHECKING:
+    from claude_mem.setting_keys import SettingKey
     from claude_mem.settings import Settings
 
 
@@ -188,10 +191,10 @@ class ProviderError(Exception):
         self.retry_after, self.status = retry_after, status
 
 
-def model_key(provider: str) -> str:
+def model_key(provider: str) -> SettingKey:
     """A provider's own model setting: `claude-agent-sdk` → CLAUDE_MEM_CLAUDE_AGENT_SDK_MODEL."""
     short = {"openai-compatible": "openai"}.get(provider, provider)
-    return f"CLAUDE_MEM_{short.upper().replace('-', '_')}_MODEL"
+    return setting_key(f"CLAUDE_MEM_{short.upper().replace('-', '_')}_MODEL")
 
 
 def configured_model(settings: Settings, provider: str) -> str:

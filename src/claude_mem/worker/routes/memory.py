@@ -8,7 +8,7 @@ field; text that was private as a whole is refused rather than stored empty.
 from __future__ import annotations
 
 import sqlite3
-from typing import Annotated, Literal
+from typing import Annotated
 
 import msgspec
 
@@ -17,21 +17,20 @@ from claude_mem.privacy import clean_text
 from claude_mem.project import UNKNOWN_PROJECT, resolve_project
 from claude_mem.store.observations import NewObservation, get_observation, insert_observation
 from claude_mem.store.sessions import ensure_session
+from claude_mem.vocabulary import DEFAULT_TYPE, ObservationType
 from claude_mem.worker.api import ApiError, Call, Endpoint
 
 MANUAL_PLATFORM = "manual"
 MAX_TEXT = 20_000
 TITLE_CHARS = 80
 
-# Kept equal to pipeline.prompts.OBSERVATION_TYPES (a test checks it).
-MemoryType = Literal["bugfix", "feature", "refactor", "change", "discovery", "decision"]
 Concept = Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
 
 
 class MemoryBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     text: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TEXT)]
     title: Annotated[str, msgspec.Meta(max_length=300)] | None = None
-    type: MemoryType = "discovery"
+    type: ObservationType = DEFAULT_TYPE
     concepts: Annotated[list[Concept], msgspec.Meta(max_length=20)] = []
     project: Annotated[str, msgspec.Meta(min_length=1, max_length=300)] | None = None
     cwd: Annotated[str, msgspec.Meta(max_length=4096)] | None = None

@@ -9,11 +9,11 @@ from typing import Annotated
 import msgspec
 from starlette.responses import RedirectResponse, Response
 
-from claude_mem.pipeline.prompts import OBSERVATION_TYPES
 from claude_mem.settings import SPECS
 from claude_mem.store import facets
 from claude_mem.viewer.assets import ASSETS, INDEX, Asset
 from claude_mem.viewer.auth import LINK_TTL_S, links_of, set_cookie_header
+from claude_mem.vocabulary import OBSERVATION_TYPES
 from claude_mem.worker.api import ApiError, Call, Endpoint
 
 SettingValue = str | int | bool
