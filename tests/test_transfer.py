@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
+from claude_mem.records import Observation, Summary
 from claude_mem.search.hybrid import HybridSearcher
 from claude_mem.store.db import Database, open_database
-from claude_mem.store.observations import NewObservation, insert_observation
+from claude_mem.store.observations import insert_observation
 from claude_mem.store.search_queries import SearchFilters
 from claude_mem.store.sessions import add_prompt, complete_session, ensure_session
-from claude_mem.store.summaries import NewSummary, insert_summary
+from claude_mem.store.summaries import insert_summary
 from claude_mem.transfer.records import FORMAT, VERSION
 
 BIN = Path(sys.executable).with_name("claude-mem")
@@ -51,14 +52,14 @@ def seed(db: Database) -> None:
                 ("feature", f"CSV export for {project}", "Orders export to CSV files."),
                 ("discovery", f"Markdown preview in {project}", "Posts render a preview."),
             ]):  # fmt: skip
-                insert_observation(conn, NewObservation(
+                insert_observation(conn, Observation(
                     session_id=sid, project=project, type=kind, title=title, subtitle="sub",
                     narrative=story, facts=[f"fact {k}"], concepts=["gotcha"],
                     files_read=[f"src/{k}.py"], files_modified=[f"src/m{k}.py"],
                     prompt_number=k + 1, discovery_tokens=100 * k, agent_type="helper",
                     agent_id=f"a{k}", generated_by="local", created_at=T0 + n * 10_000 + k,
                 ))  # fmt: skip
-            insert_summary(conn, NewSummary(
+            insert_summary(conn, Summary(
                 session_id=sid, project=project, request=f"improve {project}",
                 investigated="code", learned="rounding", completed="fixed", next_steps="tests",
                 notes="n", prompt_number=3, discovery_tokens=50, generated_by="local",
@@ -121,7 +122,7 @@ def test_round_trip_into_a_fresh_data_dir_is_identical_and_idempotent(
     os.environ["CLAUDE_MEM_DATA_DIR"] = str(other)
     with open_database() as db, db.write() as conn:
         sid = ensure_session(conn, platform="x", host_session_id="pre", project="pre")
-        insert_observation(conn, NewObservation(session_id=sid, project="pre", type="change",
+        insert_observation(conn, Observation(session_id=sid, project="pre", type="change",
                                                 title="already here"))  # fmt: skip
     assert cli("import", str(dump_file), data=other).returncode == 0
     mapped = dump(other)
