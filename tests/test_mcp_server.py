@@ -132,6 +132,7 @@ def test_tools_over_stdio_against_a_real_worker(env: Env, tmp_path: Path) -> Non
     assert "fact about feature" in full
     assert "src/bugfix.py" in full
     assert "prompt 1" in full
+    assert "from hooks" in full
     assert "Not found: 999999" in full
     assert "WAL lets readers" not in full  # only the ids asked for
 

@@ -52,6 +52,10 @@ SEED_AFTER = {
         " '[\"src/a.py\"]', 'h2', 1007)",
     ],
     "0009_search_filters": [],
+    "0010_observation_source": [
+        "INSERT INTO observations (id, session_id, project, type, title, content_hash, source,"
+        " created_at) VALUES (3, 1, 'proj', 'change', 'Imported', 'h3', 'import', 1008)",
+    ],
 }
 
 
@@ -128,6 +132,9 @@ def test_upgrade_from_every_earlier_schema_keeps_data(data_dir: Path, stop_index
                 "SELECT rowid FROM observations_fts WHERE observations_fts MATCH 'scheduler'"
             ).fetchall()
             assert [h[0] for h in hits] == [1]
+            # rows from before the source column count as captured by hooks
+            sources = conn.execute("SELECT DISTINCT source FROM observations").fetchall()
+            assert [s[0] for s in sources] == ["hooks"]
         upgraded = schema_of(conn)
     backups = list(paths.backups_dir().iterdir())
     assert len(backups) == 1

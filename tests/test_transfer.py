@@ -58,6 +58,7 @@ def seed(db: Database) -> None:
                     files_read=[f"src/{k}.py"], files_modified=[f"src/m{k}.py"],
                     prompt_number=k + 1, discovery_tokens=100 * k, agent_type="helper",
                     agent_id=f"a{k}", generated_by="local", created_at=T0 + n * 10_000 + k,
+                    source="git" if k == 2 else "hooks",
                 ))  # fmt: skip
             insert_summary(conn, Summary(
                 session_id=sid, project=project, request=f"improve {project}",
@@ -100,6 +101,9 @@ def test_round_trip_into_a_fresh_data_dir_is_identical_and_idempotent(
     assert len(lines) == 1 + 24
     assert [json.loads(line)["kind"] for line in lines[1:4]] == ["session"] * 3
     assert PRIVATE not in exported.stdout
+    records = [json.loads(line) for line in lines[1:]]
+    sources = sorted(r["source"] for r in records if r["kind"] == "observation")
+    assert sources == ["git"] * 3 + ["hooks"] * 6  # and re-imported as they were (dump below)
     assert "exported 3 sessions, 9 prompts, 9 observations, 3 summaries" in exported.stderr
 
     dump_file = tmp_path / "memory.jsonl"
@@ -209,6 +213,7 @@ def test_input_is_cleaned_and_orphans_are_counted(data_dir: Path, tmp_path: Path
     assert result["orphans"] == 1
     [obs] = dump(data_dir)["observations"]
     assert obs["title"] == "t"  # private text never reaches the database
+    assert obs["source"] == "import"  # an export without the field (an older one)
     assert "--map-project only applies" in cli("import", str(path), "--map-project", "a=b",
                                                data=data_dir).stderr  # fmt: skip
     assert "give a FILE" in cli("import", data=data_dir).stderr

@@ -335,6 +335,7 @@ def test_observation_detail_session_view_and_delete(viewer: Viewer, errors: list
     panel = page.locator("#panel")
     expect(page.locator("#panel-title")).to_have_text(observation["title"])
     expect(panel).to_contain_text("Discovery tokens")
+    expect(panel.locator("dt", has_text="Source").locator("+ dd")).to_have_text("hooks")
     expect(panel).to_contain_text(f"#{observation['session_id']}")
     shot(page, "observation")
     page.get_by_role("button", name="Delete observation").click()

@@ -22,6 +22,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
+from claude_mem.vocabulary import ObservationSource
+
 
 class Flag(enum.Enum):
     CLEANED = "cleaned"  # privacy-cleaned (tags stripped, secrets redacted) before it is stored
@@ -71,6 +73,7 @@ class Observation(ObservationDraft, Record, kw_only=True):
     agent_type: OptionalText = None
     agent_id: OptionalText = None
     generated_by: str | None = None
+    source: ObservationSource = "hooks"
     created_at: int = 0
 
 

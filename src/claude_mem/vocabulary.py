@@ -7,6 +7,8 @@ accepts those as well, so they are checked against the store, not only this list
 
 from __future__ import annotations
 
+from typing import Literal
+
 OBSERVATION_TYPES: tuple[str, ...] = (
     "bugfix",
     "feature",
@@ -15,3 +17,7 @@ OBSERVATION_TYPES: tuple[str, ...] = (
     "discovery",
     "decision",
 )
+
+# Where an observation's unit of work came from: the agent's hooks, a transcript read after
+# the fact, an import, or git history.
+ObservationSource = Literal["hooks", "transcript", "import", "git"]

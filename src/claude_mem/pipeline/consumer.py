@@ -464,5 +464,6 @@ def _observation(
         agent_type=first.agent_type,
         agent_id=first.agent_id,
         generated_by=generated_by,
+        source="hooks",
         created_at=min(e.created_at for e in sources),
     )

@@ -271,3 +271,9 @@ SEARCH_FILTERS = """
 CREATE INDEX idx_observations_search_filters
     ON observations (id, project, created_at, type, session_id);
 """
+
+# Where each observation's unit of work came from (vocabulary.ObservationSource). Earlier
+# rows keep no trace of an import, so every one of them counts as captured by hooks.
+OBSERVATION_SOURCE = """
+ALTER TABLE observations ADD COLUMN source TEXT NOT NULL DEFAULT 'hooks';
+"""

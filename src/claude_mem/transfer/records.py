@@ -8,7 +8,10 @@
 
 Sessions come before the records that refer to them by `session_id` (the id in the source
 database; the importer maps it to the id in its own). Times are epoch milliseconds.
-A reader accepts its own version and older ones, and refuses newer ones by name.
+A reader accepts its own version and older ones, and refuses newer ones by name; fields it
+doesn't know are ignored, fields an older export lacks take their defaults. An observation's
+`source` (hooks, transcript, import, git) is imported as exported, so a copy says how the work
+was first captured; an export without it imports as `import`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import msgspec
 
 from claude_mem import records
+from claude_mem.vocabulary import ObservationSource
 
 FORMAT = "claude-mem-py/export"
 VERSION = 1
@@ -56,6 +60,7 @@ class PromptRecord(records.Prompt, kw_only=True, tag_field="kind", tag="prompt")
 
 class ObservationRecord(records.Observation, kw_only=True, tag_field="kind", tag="observation"):
     id: int
+    source: ObservationSource = "import"  # kept as exported; an older export's rows: import
     created_at: int
 
 
