@@ -16,18 +16,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from claude_mem import settings
 from claude_mem.context.file_gate import file_timeline
 from claude_mem.context.render import compose
+from claude_mem.records import Summary
 from claude_mem.store import Database
 from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
-from claude_mem.store.summaries import NewSummary, insert_summary
+from claude_mem.store.summaries import insert_summary
 from synthetic import observations
 
 SESSIONS = 200
@@ -68,7 +70,7 @@ def fill(db: Database, count: int, projects: tuple[str, ...]) -> str:
                 insert_observation(conn, replace(obs, session_id=sid, project=project))
     with db.write() as conn:
         for n, sid in enumerate(sids):
-            summary = NewSummary(
+            summary = Summary(
                 session_id=sid,
                 project=projects[n % len(projects)],
                 request=f"task {n}",

@@ -12,7 +12,6 @@ Floors (hooks issue): PostToolUse p50 ≤ 40 ms, SessionStart p50 ≤ 60 ms.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import resource
@@ -23,6 +22,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import msgspec.structs
 
 from claude_mem import __version__
 from claude_mem.hooks.command import entry_path, event_arg
@@ -49,7 +50,7 @@ def seed(data_dir: Path, project: str, count: int) -> None:
         with db.write() as conn:
             sid = ensure_session(conn, platform="bench", host_session_id="seed", project=project)
             for obs in observations(count, sid):
-                insert_observation(conn, dataclasses.replace(obs, project=project))
+                insert_observation(conn, msgspec.structs.replace(obs, project=project))
     finally:
         db.close()
 

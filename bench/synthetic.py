@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-from claude_mem.store.observations import NewObservation
+from claude_mem.records import Observation
 
 MODULES = [
     "scheduler", "auth", "parser", "cache", "router", "billing", "search", "worker", "config",
@@ -27,14 +27,14 @@ TYPES = ["bugfix", "feature", "refactor", "change", "discovery", "decision"]
 CONCEPTS = ["how-it-works", "problem-solution", "gotcha", "pattern", "trade-off", "what-changed"]
 
 
-def observations(count: int, session_id: int, seed: int = 7) -> Iterator[NewObservation]:
+def observations(count: int, session_id: int, seed: int = 7) -> Iterator[Observation]:
     rng = random.Random(seed)
     for i in range(count):
         module = rng.choice(MODULES)
         path = f"{rng.choice(FOLDERS)}/{module}_{rng.randrange(40)}.py"
         problem = rng.choice(PROBLEMS)
         verb = rng.choice(VERBS)
-        yield NewObservation(
+        yield Observation(
             session_id=session_id,
             project=f"project-{rng.randrange(12)}",
             type=rng.choice(TYPES),

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from claude_mem.records import Observation
 from claude_mem.store import Database
-from claude_mem.store.observations import NewObservation, insert_observation
+from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
 
 T = TypeVar("T")
@@ -28,5 +29,5 @@ def observation(db: Database, session_id: int, **fields: Any) -> int:
     values: dict[str, Any] = {"project": "proj", "type": "discovery", "title": "t"}
     values.update(fields)
     with db.write() as conn:
-        obs_id, _ = insert_observation(conn, NewObservation(session_id=session_id, **values))
+        obs_id, _ = insert_observation(conn, Observation(session_id=session_id, **values))
     return obs_id

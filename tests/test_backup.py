@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from claude_mem import backup, paths
+from claude_mem.records import Observation
 from claude_mem.store.db import Database, connect, open_database
 from claude_mem.store.migrations import applied, migrate
-from claude_mem.store.observations import NewObservation, insert_observation
+from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
 from claude_mem.worker import lifecycle
 from tests.polling import wait_until
@@ -35,7 +36,7 @@ def add(db: Database, title: str) -> int:
     with db.write() as conn:
         sid = ensure_session(conn, platform="claude-code", host_session_id="h", project="p")
         return insert_observation(
-            conn, NewObservation(session_id=sid, project="p", type="change", title=title)
+            conn, Observation(session_id=sid, project="p", type="change", title=title)
         )[0]
 
 

@@ -21,8 +21,9 @@ from claude_mem.context.render import compose
 from claude_mem.context.terminal import terminal_view
 from claude_mem.pipeline.health import HealthLedger
 from claude_mem.pipeline.providers.base import ProviderError
+from claude_mem.records import Summary
 from claude_mem.store import Database
-from claude_mem.store.summaries import NewSummary, insert_summary
+from claude_mem.store.summaries import insert_summary
 from tests.store_helpers import observation, session
 
 GOLDEN = Path(__file__).parent / "golden" / "context"
@@ -52,7 +53,7 @@ def golden(name: str, text: str) -> None:
 def summary(db: Database, sid: int, project: str = "proj", at: int = START, **fields: Any) -> int:
     with db.write() as conn:
         return insert_summary(
-            conn, NewSummary(session_id=sid, project=project, created_at=at, **fields)
+            conn, Summary(session_id=sid, project=project, created_at=at, **fields)
         )
 
 

@@ -17,8 +17,9 @@ import pytest
 from claude_mem.corpus.build import CorpusFilter, build, rebuild
 from claude_mem.corpus.names import CorpusNameError, validate_name
 from claude_mem.corpus.render import BLOCK_SEPARATOR, fit
+from claude_mem.records import Observation
 from claude_mem.store.db import Database, open_database
-from claude_mem.store.observations import NewObservation, insert_observation
+from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
 from tests.worker_fixtures import running_worker
 
@@ -53,7 +54,7 @@ def seed(db: Database) -> list[int]:
         for n, (project, kind, title, story, concepts, files, day) in enumerate(MEMORY):
             sid = ensure_session(conn, platform="claude-code", host_session_id=f"h-{project}",
                                  project=project)  # fmt: skip
-            obs = NewObservation(
+            obs = Observation(
                 session_id=sid, project=project, type=kind, title=title, narrative=story,
                 facts=[f"fact {n}"], concepts=concepts, files_modified=files,
                 created_at=T0 + day * DAY,
@@ -137,7 +138,7 @@ def test_query_filter_uses_search_then_list_rebuild_delete(ids: list[int]) -> No
 
     with open_database() as db, db.write() as conn:
         sid = ensure_session(conn, platform="claude-code", host_session_id="h-new", project="x")
-        insert_observation(conn, NewObservation(session_id=sid, project="x", type="change",
+        insert_observation(conn, Observation(session_id=sid, project="x", type="change",
                                                 title="Rounding mode is banker's",
                                                 created_at=T0 + 9 * DAY))  # fmt: skip
     assert json.loads(cli("corpus", "show", "rounding", "--json").stdout)["stats"][

@@ -15,9 +15,10 @@ from claude_mem.corpus.query import Answer, ask
 from claude_mem.pipeline.providers.anthropic import AnthropicProvider
 from claude_mem.pipeline.providers.base import Provider
 from claude_mem.pipeline.providers.claude_cli import ClaudeCliProvider
+from claude_mem.records import Observation
 from claude_mem.settings import load as load_settings
 from claude_mem.store.db import Database, open_database
-from claude_mem.store.observations import NewObservation, insert_observation
+from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
 from tests.claude_code import claude_binary, claude_env
 from tests.llm_mocks import answer, anthropic_mock, error
@@ -32,7 +33,7 @@ def seed(db: Database, count: int) -> list[int]:
         return [
             insert_observation(
                 conn,
-                NewObservation(
+                Observation(
                     session_id=sid, project="shop", type="discovery", title=f"Finding {n}",
                     narrative=f"Detail {n}: " + "words " * 60 + f"<private>{PRIVATE}</private>",
                     created_at=T0 + n * 60_000,

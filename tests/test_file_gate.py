@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from claude_mem.records import Observation
 from claude_mem.store import Database
 from claude_mem.store.context_queries import observations_touching
-from claude_mem.store.observations import NewObservation, delete_observation, insert_observation
+from claude_mem.store.observations import delete_observation, insert_observation
 from claude_mem.store.sessions import ensure_session
 from tests.test_hooks_process import FORBIDDEN, answer, hook, imported
 from tests.worker_fixtures import RunningWorker
@@ -55,7 +56,7 @@ def remember(
         sid = ensure_session(conn, platform="claude-code", host_session_id=host, project="ledger")
         obs_id, _ = insert_observation(
             conn,
-            NewObservation(
+            Observation(
                 session_id=sid, project="ledger", type="change" if modified else "discovery",
                 title=title or f"{host} at {at}", files_read=list(read),
                 files_modified=list(modified), created_at=at,

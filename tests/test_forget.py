@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from claude_mem.cli import main
+from claude_mem.records import Summary
 from claude_mem.store import Database
 from claude_mem.store import vectors as vector_store
 from claude_mem.store.forget import forget_project
 from claude_mem.store.sessions import add_prompt
-from claude_mem.store.summaries import NewSummary, insert_summary
+from claude_mem.store.summaries import insert_summary
 from tests.store_helpers import observation, session
 from tests.worker_fixtures import RunningWorker
 
@@ -35,7 +36,7 @@ def fill(db: Database, project: str, host: str) -> dict[str, int]:
     with db.write() as conn:
         ids["prompt"] = add_prompt(conn, sid, f"please fix {word}").prompt_id
         ids["summary"] = insert_summary(
-            conn, NewSummary(session_id=sid, project=project, request=f"fix {word}")
+            conn, Summary(session_id=sid, project=project, request=f"fix {word}")
         )
         for kind, key in (("observation", "obs"), ("observation", "obs2"),
                           ("prompt", "prompt"), ("summary", "summary")):  # fmt: skip

@@ -14,9 +14,10 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from claude_mem.mcp.tools import format_search
+from claude_mem.records import Observation
 from claude_mem.store.db import open_database
 from claude_mem.store.fulltext import QUERY_CHARS
-from claude_mem.store.observations import NewObservation, insert_observation
+from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
 from tests.net import free_port
 from tests.polling import sooner_than
@@ -68,7 +69,7 @@ def store_observations(project: str) -> list[int]:
         return [
             insert_observation(
                 conn,
-                NewObservation(
+                Observation(
                     session_id=sid, project=project, type=kind, title=title, narrative=story,
                     facts=[f"fact about {kind}"], concepts=["how-it-works"],
                     files_modified=[f"src/{kind}.py"], prompt_number=i + 1,
@@ -131,6 +132,7 @@ def test_tools_over_stdio_against_a_real_worker(env: Env, tmp_path: Path) -> Non
     assert "fact about feature" in full
     assert "src/bugfix.py" in full
     assert "prompt 1" in full
+    assert "from hooks" in full
     assert "Not found: 999999" in full
     assert "WAL lets readers" not in full  # only the ids asked for
 

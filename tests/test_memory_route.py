@@ -32,6 +32,7 @@ def test_saves_an_observation_in_a_manual_session(worker: RunningWorker) -> None
     assert obs["concepts"] == ["why-it-exists"]
     assert obs["narrative"].endswith("Second line.")
     assert obs["generated_by"] == "manual"
+    assert obs["source"] == "manual"
     session = worker.client.get(f"/api/sessions/{obs['session_id']}").json()["session"]
     assert session["platform"] == "manual"
     assert session["project"] == "proj"

@@ -108,6 +108,7 @@ def test_local_default_stores_observations_with_evidence_files(worker: RunningWo
     modified = sorted(f for item in items for f in item["files_modified"])
     assert modified == ["src/mod0.py", "src/mod1.py", "src/mod2.py"]
     assert all(item["generated_by"] == "local" for item in items)
+    assert all(item["source"] == "hooks" for item in items)  # the API shows where it came from
     # Offline, the work an observation records is its tool events' size: each Edit event
     # above is ~50 tokens of JSON, and the context's economics line adds these up.
     assert all(20 < item["discovery_tokens"] < 200 for item in items)

@@ -10,11 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from claude_mem.privacy import MEMORY_TAGS
+from claude_mem.records import Observation, Summary, ToolUse
 from claude_mem.store import Database
-from claude_mem.store.observations import NewObservation, insert_observation
+from claude_mem.store.observations import insert_observation
 from claude_mem.store.queue import claim, enqueue, fail
 from claude_mem.store.sessions import add_prompt, complete_session, ensure_session
-from claude_mem.store.summaries import NewSummary, insert_summary
+from claude_mem.store.summaries import insert_summary
 from claude_mem.store.tool_uses import record_tool_use
 
 # Benign text never contains q/Q/z/Z, so the marker "QZ…" can only come from a secret.
@@ -62,7 +63,7 @@ def store_everything(db: Database, items: list[tuple[str, str]]) -> None:
         add_prompt(conn, sid, pick(1))
         insert_observation(
             conn,
-            NewObservation(
+            Observation(
                 session_id=sid,
                 project="p",
                 type="discovery",
@@ -78,7 +79,7 @@ def store_everything(db: Database, items: list[tuple[str, str]]) -> None:
         )
         insert_summary(
             conn,
-            NewSummary(
+            Summary(
                 session_id=sid,
                 project="p",
                 request=pick(11),
@@ -91,12 +92,14 @@ def store_everything(db: Database, items: list[tuple[str, str]]) -> None:
         )
         record_tool_use(
             conn,
-            session_id=sid,
-            tool_use_id="t1",
-            tool_name="Bash",
-            tool_input={"command": pick(17), pick(18): [pick(19), {"deep": pick(20)}]},
-            tool_response=pick(21),
-            cwd="/w",
+            ToolUse(
+                session_id=sid,
+                tool_use_id="t1",
+                tool_name="Bash",
+                tool_input={"command": pick(17), pick(18): [pick(19), {"deep": pick(20)}]},
+                tool_response=pick(21),
+                cwd="/w",
+            ),
         )
         item_id, _ = enqueue(conn, sid, "summary", {"last": pick(22), "list": [pick(23)]})
         claim(conn)

@@ -11,9 +11,10 @@ import pytest
 from claude_mem import cli, settings
 from claude_mem.hooks import handlers
 from claude_mem.hooks.event import HookEvent
+from claude_mem.records import Summary
 from claude_mem.store import Database
 from claude_mem.store.fulltext import QUERY_CHARS
-from claude_mem.store.summaries import NewSummary, insert_summary
+from claude_mem.store.summaries import insert_summary
 from claude_mem.worker.client import Response
 from tests.net import free_port
 from tests.store_helpers import observation, session
@@ -130,7 +131,9 @@ def test_table_fits_the_terminal_and_never_splits_a_path(
     observation(db, sid, project="a-project-with-a-rather-long-name", title=title,
                 files_modified=LONG_FILES, created_at=T0)  # fmt: skip
     with db.write() as conn:
-        insert_summary(conn, NewSummary(sid, "p", request="Streaming adapter " + "why? " * 400))
+        insert_summary(
+            conn, Summary(session_id=sid, project="p", request="Streaming adapter " + "why? " * 400)
+        )
     assert cli.main(["search", "streaming adapter"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert max(len(line) for line in lines) <= columns, "\n".join(lines)

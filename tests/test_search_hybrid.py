@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from claude_mem.records import Summary
 from claude_mem.search.filters import build_filters, parse_time
 from claude_mem.search.hybrid import HybridSearcher, parse_anchor
 from claude_mem.search.render import index_text, semantic_text, timeline_text
@@ -18,7 +19,7 @@ from claude_mem.store import Database
 from claude_mem.store.observations import delete_observation
 from claude_mem.store.search_queries import TITLE_CHARS, SearchFilters
 from claude_mem.store.sessions import add_prompt
-from claude_mem.store.summaries import NewSummary, insert_summary
+from claude_mem.store.summaries import insert_summary
 from claude_mem.text import shorten
 from tests.store_helpers import observation, session
 
@@ -86,7 +87,7 @@ class Fixture:
         with db.write() as conn:
             self.summary = insert_summary(
                 conn,
-                NewSummary(self.s1, "proj", request="Make config loading robust",
+                Summary(session_id=self.s1, project="proj", request="Make config loading robust",
                            completed="parse_config_value handles empty env", created_at=T0 + 4000),
             )  # fmt: skip
             self.prompt = add_prompt(conn, self.s1, "why does config crash?", now=T0).prompt_id
@@ -386,7 +387,9 @@ LONG_PROMPT = "Please look into " + "the flaky upload retries again " * 12
 
 def test_long_summary_and_prompt_titles_end_at_a_word_with_an_ellipsis(fx: Fixture) -> None:
     with fx.db.write() as conn:
-        insert_summary(conn, NewSummary(fx.s1, "proj", request=LONG_REQUEST, created_at=T0 + 9))
+        insert_summary(
+            conn, Summary(session_id=fx.s1, project="proj", request=LONG_REQUEST, created_at=T0 + 9)
+        )
         add_prompt(conn, fx.s1, LONG_PROMPT, now=T0 + 8)
     hits = fx.searcher().search("", limit=50).hits
     titles = {h.kind: h.title for h in hits if h.title.startswith(("Investigate", "Please"))}

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from claude_mem.records import Summary
 from claude_mem.store.fulltext import QUERY_CHARS
 from claude_mem.store.observations import delete_observation
-from claude_mem.store.summaries import NewSummary, insert_summary
+from claude_mem.store.summaries import insert_summary
 from tests.polling import wait_until
 from tests.store_helpers import observation, session
 from tests.test_store_fulltext import STACK_TRACE
@@ -42,8 +43,9 @@ def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningWorker]:
             observation(db, other, project="other", title="Cache in the other project",
                         created_at=T0 + 50_000)  # fmt: skip
             with db.write() as conn:
-                insert_summary(conn, NewSummary(sid, "proj", request="Speed up cache warmup",
-                                                created_at=T0 + 45_000))  # fmt: skip
+                insert_summary(conn, Summary(session_id=sid, project="proj",
+                                             request="Speed up cache warmup",
+                                             created_at=T0 + 45_000))  # fmt: skip
             yield running
     finally:
         mp.undo()

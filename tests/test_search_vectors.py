@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from claude_mem.records import Summary
 from claude_mem.search.vectors import VectorIndex
 from claude_mem.store import Database
 from claude_mem.store import vectors as store
@@ -144,7 +145,7 @@ def test_store_roundtrip_model_recorded_and_deletes_propagate(data_dir: Path) ->
 
 def test_missing_texts_per_kind_and_private_prompts_skipped(data_dir: Path) -> None:
     from claude_mem.store.sessions import add_prompt
-    from claude_mem.store.summaries import NewSummary, insert_summary
+    from claude_mem.store.summaries import insert_summary
 
     with Database() as db:
         sid = session(db)
@@ -152,7 +153,14 @@ def test_missing_texts_per_kind_and_private_prompts_skipped(data_dir: Path) -> N
         with db.write() as conn:
             summary = insert_summary(
                 conn,
-                NewSummary(sid, "proj", request="R", learned="L", completed="C", next_steps="X"),
+                Summary(
+                    session_id=sid,
+                    project="proj",
+                    request="R",
+                    learned="L",
+                    completed="C",
+                    next_steps="X",
+                ),
             )
             public = add_prompt(conn, sid, "fix the flaky test").prompt_id
             add_prompt(conn, sid, "<private>secret plan</private>")

@@ -25,6 +25,9 @@ SEED_AFTER = {
         "INSERT INTO observations (id, session_id, project, type, title, narrative, content_hash,"
         " created_at) VALUES (1, 1, 'proj', 'bugfix', 'Fixed scheduler race', 'lock added',"
         " 'h1', 1002)",
+        "INSERT INTO observations (id, session_id, project, type, title, content_hash,"
+        " generated_by, created_at) VALUES (4, 1, 'proj', 'decision', 'Saved by hand', 'h4',"
+        " 'manual', 1002)",
         "INSERT INTO session_summaries (session_id, project, request, learned, created_at)"
         " VALUES (1, 'proj', 'fix scheduler', 'lock ordering matters', 1003)",
     ],
@@ -52,6 +55,10 @@ SEED_AFTER = {
         " '[\"src/a.py\"]', 'h2', 1007)",
     ],
     "0009_search_filters": [],
+    "0010_observation_source": [
+        "INSERT INTO observations (id, session_id, project, type, title, content_hash, source,"
+        " created_at) VALUES (3, 1, 'proj', 'change', 'Imported', 'h3', 'import', 1008)",
+    ],
 }
 
 
@@ -128,6 +135,10 @@ def test_upgrade_from_every_earlier_schema_keeps_data(data_dir: Path, stop_index
                 "SELECT rowid FROM observations_fts WHERE observations_fts MATCH 'scheduler'"
             ).fetchall()
             assert [h[0] for h in hits] == [1]
+            # rows from before the source column count as captured by hooks, except memories
+            # saved by hand
+            sources = dict(conn.execute("SELECT id, source FROM observations WHERE id IN (1, 4)"))
+            assert sources == {1: "hooks", 4: "manual"}
         upgraded = schema_of(conn)
     backups = list(paths.backups_dir().iterdir())
     assert len(backups) == 1

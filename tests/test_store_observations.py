@@ -3,9 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from claude_mem.records import Observation
 from claude_mem.store import Database
 from claude_mem.store.observations import (
-    NewObservation,
     content_hash,
     count_observations,
     delete_observation,
@@ -17,10 +17,10 @@ from claude_mem.store.observations import (
 from tests.store_helpers import observation, session
 
 
-def new(session_id: int, **fields: Any) -> NewObservation:
+def new(session_id: int, **fields: Any) -> Observation:
     values: dict[str, Any] = {"project": "proj", "type": "bugfix", "title": "Fixed race"}
     values.update(fields)
-    return NewObservation(session_id=session_id, **values)
+    return Observation(session_id=session_id, **values)
 
 
 def test_insert_round_trips_every_field(data_dir: Path) -> None:

@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
+from claude_mem.records import Observation, Summary
 from claude_mem.search.hybrid import HybridSearcher
 from claude_mem.store.db import Database, open_database
-from claude_mem.store.observations import NewObservation, insert_observation
+from claude_mem.store.observations import insert_observation
 from claude_mem.store.search_queries import SearchFilters
 from claude_mem.store.sessions import add_prompt, complete_session, ensure_session
-from claude_mem.store.summaries import NewSummary, insert_summary
+from claude_mem.store.summaries import insert_summary
 from claude_mem.transfer.records import FORMAT, VERSION
 
 BIN = Path(sys.executable).with_name("claude-mem")
@@ -51,14 +52,15 @@ def seed(db: Database) -> None:
                 ("feature", f"CSV export for {project}", "Orders export to CSV files."),
                 ("discovery", f"Markdown preview in {project}", "Posts render a preview."),
             ]):  # fmt: skip
-                insert_observation(conn, NewObservation(
+                insert_observation(conn, Observation(
                     session_id=sid, project=project, type=kind, title=title, subtitle="sub",
                     narrative=story, facts=[f"fact {k}"], concepts=["gotcha"],
                     files_read=[f"src/{k}.py"], files_modified=[f"src/m{k}.py"],
                     prompt_number=k + 1, discovery_tokens=100 * k, agent_type="helper",
                     agent_id=f"a{k}", generated_by="local", created_at=T0 + n * 10_000 + k,
+                    source="git" if k == 2 else "hooks",
                 ))  # fmt: skip
-            insert_summary(conn, NewSummary(
+            insert_summary(conn, Summary(
                 session_id=sid, project=project, request=f"improve {project}",
                 investigated="code", learned="rounding", completed="fixed", next_steps="tests",
                 notes="n", prompt_number=3, discovery_tokens=50, generated_by="local",
@@ -99,6 +101,9 @@ def test_round_trip_into_a_fresh_data_dir_is_identical_and_idempotent(
     assert len(lines) == 1 + 24
     assert [json.loads(line)["kind"] for line in lines[1:4]] == ["session"] * 3
     assert PRIVATE not in exported.stdout
+    records = [json.loads(line) for line in lines[1:]]
+    sources = sorted(r["source"] for r in records if r["kind"] == "observation")
+    assert sources == ["git"] * 3 + ["hooks"] * 6  # and re-imported as they were (dump below)
     assert "exported 3 sessions, 9 prompts, 9 observations, 3 summaries" in exported.stderr
 
     dump_file = tmp_path / "memory.jsonl"
@@ -121,7 +126,7 @@ def test_round_trip_into_a_fresh_data_dir_is_identical_and_idempotent(
     os.environ["CLAUDE_MEM_DATA_DIR"] = str(other)
     with open_database() as db, db.write() as conn:
         sid = ensure_session(conn, platform="x", host_session_id="pre", project="pre")
-        insert_observation(conn, NewObservation(session_id=sid, project="pre", type="change",
+        insert_observation(conn, Observation(session_id=sid, project="pre", type="change",
                                                 title="already here"))  # fmt: skip
     assert cli("import", str(dump_file), data=other).returncode == 0
     mapped = dump(other)
@@ -208,6 +213,7 @@ def test_input_is_cleaned_and_orphans_are_counted(data_dir: Path, tmp_path: Path
     assert result["orphans"] == 1
     [obs] = dump(data_dir)["observations"]
     assert obs["title"] == "t"  # private text never reaches the database
+    assert obs["source"] == "import"  # an export without the field (an older one)
     assert "--map-project only applies" in cli("import", str(path), "--map-project", "a=b",
                                                data=data_dir).stderr  # fmt: skip
     assert "give a FILE" in cli("import", data=data_dir).stderr

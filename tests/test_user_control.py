@@ -171,12 +171,13 @@ def test_recall_only_and_capture_only_modes(
     worker: RunningWorker, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     send(worker, project, "s-1", 1)
-    from claude_mem.store.observations import NewObservation, insert_observation
+    from claude_mem.records import Observation
+    from claude_mem.store.observations import insert_observation
 
     db = worker.state.db
     assert db is not None
     with db.write() as conn:
-        insert_observation(conn, NewObservation(session_id=1, project="ledger", type="bugfix",
+        insert_observation(conn, Observation(session_id=1, project="ledger", type="bugfix",
                                                 title="Fixed the retry cap"))  # fmt: skip
     set_mode(worker, "recall-only")
     assert send(worker, project, "s-1", 2)["reason"] == "recall_only"
@@ -197,13 +198,14 @@ def test_recall_only_and_capture_only_modes(
 
 
 def test_excluded_projects_get_no_injection(worker: RunningWorker, project: Path) -> None:
-    from claude_mem.store.observations import NewObservation, insert_observation
+    from claude_mem.records import Observation
+    from claude_mem.store.observations import insert_observation
 
     send(worker, project, "s-1", 1)
     db = worker.state.db
     assert db is not None
     with db.write() as conn:
-        insert_observation(conn, NewObservation(session_id=1, project="ledger", type="bugfix",
+        insert_observation(conn, Observation(session_id=1, project="ledger", type="bugfix",
                                                 title="Fixed the retry cap"))  # fmt: skip
     assert "Fixed the retry cap" in inject(worker, project)
     (project / ".claude-mem-ignore").write_text("")

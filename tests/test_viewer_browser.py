@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
+from claude_mem.records import Observation, Summary
 from claude_mem.store import Database
-from claude_mem.store.observations import NewObservation, insert_observation
+from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import add_prompt, ensure_session
-from claude_mem.store.summaries import NewSummary, insert_summary
+from claude_mem.store.summaries import insert_summary
 from tests.net import free_port
 from tests.viewer_harness import (
     Worker,
@@ -79,13 +80,13 @@ def _seed_hostile(data_dir: Path) -> None:
                 conn, platform="codex", host_session_id="xss-1", project=XSS_PROJECT, cwd=XSS
             )
             add_prompt(conn, sid, f"prompt {XSS}")
-            insert_observation(conn, NewObservation(
+            insert_observation(conn, Observation(
                 session_id=sid, project=XSS_PROJECT, type="discovery", title=f"title {XSS}",
                 subtitle=f"subtitle {XSS}", narrative=f"narrative {XSS}", facts=[f"fact {XSS}"],
                 concepts=[f"concept {XSS}"], files_read=[f"read{XSS}.py"],
                 files_modified=[f"mod{XSS}.py"], prompt_number=1, generated_by=XSS,
             ))  # fmt: skip
-            insert_summary(conn, NewSummary(
+            insert_summary(conn, Summary(
                 session_id=sid, project=XSS_PROJECT, request=f"request {XSS}",
                 investigated=f"investigated {XSS}", learned=f"learned {XSS}",
                 completed=f"completed {XSS}", next_steps=f"next {XSS}", notes=f"notes {XSS}",
@@ -105,7 +106,7 @@ def _seed_night_owl(data_dir: Path) -> None:
         with db.write() as conn:
             sid = ensure_session(conn, platform="claude-code", host_session_id="owl-1",
                                  project=NIGHT_OWL, cwd="/home/owl")  # fmt: skip
-            insert_observation(conn, NewObservation(
+            insert_observation(conn, Observation(
                 session_id=sid, project=NIGHT_OWL, type="change", title="Late fix",
                 created_at=NIGHT_OWL_AT,
             ))  # fmt: skip
@@ -334,6 +335,7 @@ def test_observation_detail_session_view_and_delete(viewer: Viewer, errors: list
     panel = page.locator("#panel")
     expect(page.locator("#panel-title")).to_have_text(observation["title"])
     expect(panel).to_contain_text("Discovery tokens")
+    expect(panel.locator("dt", has_text="Source").locator("+ dd")).to_have_text("hooks")
     expect(panel).to_contain_text(f"#{observation['session_id']}")
     shot(page, "observation")
     page.get_by_role("button", name="Delete observation").click()

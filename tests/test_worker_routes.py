@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from claude_mem import paths
+from claude_mem.records import Observation
 from claude_mem.store.db import BUSY_TIMEOUT_MS
 from tests.polling import sooner_than
 from tests.worker_fixtures import RunningWorker, running_worker
@@ -136,6 +137,29 @@ def test_giant_tool_output_is_truncated_not_lost(worker: RunningWorker) -> None:
     assert len(stdout) < 70_000
 
 
+def test_oversize_field_is_cleaned_before_it_is_cut(worker: RunningWorker) -> None:
+    """The private block's opening tag falls where the cut removes text and its content where
+    the cut keeps it: cutting first would keep the secret without its tag."""
+    from claude_mem.store.limits import FIELD_CHARS, HEAD_SHARE
+
+    init(worker, "big read")
+    kept_tail = FIELD_CHARS - int(FIELD_CHARS * HEAD_SHARE)
+    private = "QZSECRETVALUE</private>"
+    stdout = "a" * FIELD_CHARS + "<private>" + private + "c" * (kept_tail - len(private) - 3)
+    result = tool(worker, tool_use_id="cut", tool_response={"stdout": stdout})
+    assert result["status"] == "queued"
+    db = worker.state.db
+    assert db is not None
+    db.checkpoint()
+    raw = b"".join(p.read_bytes() for p in db.path.parent.glob(db.path.name + "*"))
+    assert b"QZSECRETVALUE" not in raw
+    from claude_mem.store.tool_uses import get_tool_use
+
+    row = get_tool_use(db.read(), result["tool_use_row_id"])
+    assert row is not None
+    assert "…[truncated" in row["tool_response"]["stdout"]
+
+
 def test_body_over_limit_is_413_naming_the_limit(worker: RunningWorker) -> None:
     body = (
         b'{"host_session_id": "s", "tool_name": "x", "tool_response": "'
@@ -222,7 +246,7 @@ def test_session_end_and_detail_and_delete(worker: RunningWorker) -> None:
 
 
 def test_observation_reads_by_id_batch_file_and_delete(worker: RunningWorker) -> None:
-    from claude_mem.store.observations import NewObservation, insert_observation
+    from claude_mem.store.observations import insert_observation
     from claude_mem.store.sessions import ensure_session
 
     db = worker.state.db
@@ -232,7 +256,7 @@ def test_observation_reads_by_id_batch_file_and_delete(worker: RunningWorker) ->
         ids = [
             insert_observation(
                 conn,
-                NewObservation(
+                Observation(
                     session_id=sid, project="p", type="change", title=f"t{i}",
                     files_modified=[f"/r/f{i}.py"], files_read=["/r/common.py"],
                 ),
@@ -283,7 +307,7 @@ def test_context_inject_text(worker: RunningWorker) -> None:
     assert empty.headers["content-type"].startswith("text/plain")
     assert "no memory yet" in empty.text
     assert worker.client.get("/api/context/inject").status_code == 400
-    from claude_mem.store.observations import NewObservation, insert_observation
+    from claude_mem.store.observations import insert_observation
     from claude_mem.store.sessions import ensure_session
 
     db = worker.state.db
@@ -291,7 +315,7 @@ def test_context_inject_text(worker: RunningWorker) -> None:
     with db.write() as conn:
         sid = ensure_session(conn, platform="c", host_session_id="h", project="proj")
         insert_observation(
-            conn, NewObservation(session_id=sid, project="proj", type="bugfix", title="Fixed X")
+            conn, Observation(session_id=sid, project="proj", type="bugfix", title="Fixed X")
         )
     text = worker.client.get("/api/context/inject", params={"project": "proj"}).text
     assert "● Fixed X" in text

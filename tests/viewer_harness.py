@@ -9,12 +9,13 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx2
 from bench.synthetic import observations
+from msgspec.structs import replace
 
 from claude_mem.store import Database
 from claude_mem.store.observations import insert_observation

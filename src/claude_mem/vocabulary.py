@@ -23,3 +23,7 @@ TYPE_MEANINGS: dict[ObservationType, str] = {
     "discovery": "when the agent learned how existing code or a system behaves",
     "decision": "when one option was chosen over another, with the reason",
 }
+
+# Where an observation's unit of work came from: the agent's hooks, a transcript read after
+# the fact, an import, git history, or a memory saved by hand (the API, the MCP tool).
+ObservationSource = Literal["hooks", "transcript", "import", "git", "manual"]

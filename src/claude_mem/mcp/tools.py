@@ -204,6 +204,8 @@ def format_observation(obs: Mapping[str, Any]) -> str:
     if obs.get("prompt_number") is not None:
         meta.append(f"prompt {obs['prompt_number']}")
     meta.append(f"created {_when(obs.get('created_at'))} UTC")
+    if obs.get("source"):
+        meta.append(f"from {obs['source']}")
     lines.append(" · ".join(meta))
     if obs.get("narrative"):
         lines += ["", str(obs["narrative"])]

@@ -30,14 +30,15 @@ from claude_mem.pipeline.providers.base import (
     SummaryInput,
     ToolEvent,
 )
+from claude_mem.records import Observation, Summary
 from claude_mem.settings import Settings
 from claude_mem.store import Database, usage
 from claude_mem.store import queue as queue_store
-from claude_mem.store.observations import NewObservation, insert_observation
+from claude_mem.store.observations import insert_observation
 from claude_mem.store.queue import QueueItem
 from claude_mem.store.rows import of_session
 from claude_mem.store.sessions import get_session
-from claude_mem.store.summaries import NewSummary, insert_summary
+from claude_mem.store.summaries import insert_summary
 from claude_mem.store.tool_uses import get_tool_uses, link_observation, recent_for_session
 from claude_mem.worker.stream import Broadcaster
 
@@ -280,7 +281,7 @@ class Pipeline:
             if draft is not None:
                 summary_id = insert_summary(
                     conn,
-                    NewSummary(
+                    Summary(
                         session_id=ctx.session_id, project=ctx.project, request=draft.request,
                         investigated=draft.investigated, learned=draft.learned,
                         completed=draft.completed, next_steps=draft.next_steps, notes=draft.notes,
@@ -451,11 +452,11 @@ def _observation(
     sources: list[ToolEvent],
     tokens: int,
     generated_by: str,
-) -> NewObservation:
+) -> Observation:
     """A draft made storable; its file lists come from the tool inputs, never from a model."""
     files_read, files_modified = evidence(sources)
     first = sources[0]
-    return NewObservation(
+    return Observation(
         session_id=ctx.session_id,
         project=ctx.project,
         type=draft.type,
@@ -471,5 +472,6 @@ def _observation(
         agent_type=first.agent_type,
         agent_id=first.agent_id,
         generated_by=generated_by,
-        created_at=min(e.created_at for e in sources) or None,
+        source="hooks",
+        created_at=min(e.created_at for e in sources),
     )

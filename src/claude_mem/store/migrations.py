@@ -35,6 +35,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0007_corpora", schema.CORPORA),
     Migration("0008_observation_files", schema.OBSERVATION_FILES),
     Migration("0009_search_filters", schema.SEARCH_FILTERS),
+    Migration("0010_observation_source", schema.OBSERVATION_SOURCE),
 )
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (

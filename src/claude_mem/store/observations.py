@@ -5,58 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from dataclasses import dataclass, field, replace
 from typing import Any
 
-from claude_mem.store.rows import (
-    clean,
-    clean_list,
-    dump_list,
-    newest_first,
-    now_ms,
-    row_dict,
-    row_dicts,
-)
+from msgspec.structs import replace
+
+from claude_mem.records import Observation
+from claude_mem.store.rows import newest_first, now_ms, row_dict, row_dicts
+from claude_mem.store.write import cleaned, insert
 
 
-@dataclass(frozen=True, slots=True)
-class NewObservation:
-    session_id: int
-    project: str
-    type: str
-    title: str = ""
-    subtitle: str = ""
-    narrative: str = ""
-    facts: list[str] = field(default_factory=list)
-    concepts: list[str] = field(default_factory=list)
-    files_read: list[str] = field(default_factory=list)
-    files_modified: list[str] = field(default_factory=list)
-    prompt_number: int | None = None
-    discovery_tokens: int = 0
-    agent_type: str | None = None
-    agent_id: str | None = None
-    generated_by: str | None = None
-    created_at: int | None = None
-
-    def cleaned(self, redact: bool) -> NewObservation:
-        """The same observation with every text field privacy-cleaned."""
-        return replace(
-            self,
-            project=clean(self.project, redact),
-            type=clean(self.type, redact) or "discovery",
-            title=clean(self.title, redact),
-            subtitle=clean(self.subtitle, redact),
-            narrative=clean(self.narrative, redact),
-            facts=clean_list(self.facts, redact),
-            concepts=clean_list(self.concepts, redact),
-            files_read=clean_list(self.files_read, redact),
-            files_modified=clean_list(self.files_modified, redact),
-            agent_type=clean(self.agent_type, redact) or None,
-            agent_id=clean(self.agent_id, redact) or None,
-        )
-
-
-def content_hash(obs: NewObservation) -> str:
+def content_hash(obs: Observation) -> str:
     """Identity of an observation's content: the same memory stored twice in a session is one."""
     material = json.dumps(
         [
@@ -75,46 +33,23 @@ def content_hash(obs: NewObservation) -> str:
 
 
 def insert_observation(
-    conn: sqlite3.Connection, obs: NewObservation, *, redact: bool = True
+    conn: sqlite3.Connection, obs: Observation, *, redact: bool = True
 ) -> tuple[int, bool]:
     """Store `obs` once per session; returns (id, created). Same content → existing id."""
-    obs = obs.cleaned(redact)
-    digest = content_hash(obs)
-    row = conn.execute(
-        """
-        INSERT INTO observations (
-            session_id, project, type, title, subtitle, narrative, facts, concepts,
-            files_read, files_modified, prompt_number, discovery_tokens, content_hash,
-            agent_type, agent_id, generated_by, created_at
-        ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (session_id, content_hash) DO NOTHING
-        RETURNING id
-        """,
-        (
-            obs.session_id,
-            obs.project,
-            obs.type,
-            obs.title,
-            obs.subtitle,
-            obs.narrative,
-            dump_list(obs.facts),
-            dump_list(obs.concepts),
-            dump_list(obs.files_read),
-            dump_list(obs.files_modified),
-            obs.prompt_number,
-            max(0, obs.discovery_tokens),
-            digest,
-            obs.agent_type,
-            obs.agent_id,
-            obs.generated_by,
-            obs.created_at or now_ms(),
-        ),
-    ).fetchone()
-    if row is not None:
-        return int(row[0]), True
+    obs = cleaned(obs, redact)
+    obs = replace(obs, type=obs.type or "discovery")
+    obs = replace(
+        obs,
+        content_hash=content_hash(obs),
+        discovery_tokens=max(0, obs.discovery_tokens),
+        created_at=obs.created_at or now_ms(),
+    )
+    new_id = insert(conn, obs, "ON CONFLICT (session_id, content_hash) DO NOTHING")
+    if new_id is not None:
+        return new_id, True
     existing = conn.execute(
         "SELECT id FROM observations WHERE session_id = ? AND content_hash = ?",
-        (obs.session_id, digest),
+        (obs.session_id, obs.content_hash),
     ).fetchone()
     return int(existing[0]), False
 

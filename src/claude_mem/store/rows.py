@@ -9,8 +9,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from claude_mem.privacy import clean_text, clean_value
+from claude_mem.records import KINDS, columns
+from claude_mem.store.limits import truncate_value
 
-JSON_LIST_FIELDS = frozenset({"facts", "concepts", "files_read", "files_modified"})
+JSON_LIST_FIELDS = frozenset(c.name for kind in KINDS for c in columns(kind) if c.shape == "list")
 
 
 def now_ms() -> int:
@@ -32,8 +34,11 @@ def clean(text: str | None, redact: bool) -> str:
 
 
 def dump_json(value: object, redact: bool) -> str:
-    """A JSON-like value privacy-cleaned (keys and strings) and serialised for storage."""
-    return safe_text(json.dumps(clean_value(value, redact=redact), ensure_ascii=False))
+    """A JSON-like value privacy-cleaned (keys and strings), then cut to the size limits, and
+    serialised for storage."""
+    return safe_text(
+        json.dumps(truncate_value(clean_value(value, redact=redact)), ensure_ascii=False)
+    )
 
 
 def clean_list(items: Iterable[str] | None, redact: bool) -> list[str]:

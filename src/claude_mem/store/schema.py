@@ -271,3 +271,11 @@ SEARCH_FILTERS = """
 CREATE INDEX idx_observations_search_filters
     ON observations (id, project, created_at, type, session_id);
 """
+
+# Where each observation's unit of work came from (vocabulary.ObservationSource). Earlier
+# rows keep no trace of an import, so they count as captured by hooks, except the memories
+# saved by hand, which their generator names.
+OBSERVATION_SOURCE = """
+ALTER TABLE observations ADD COLUMN source TEXT NOT NULL DEFAULT 'hooks';
+UPDATE observations SET source = 'manual' WHERE generated_by = 'manual';
+"""

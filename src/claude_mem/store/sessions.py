@@ -6,8 +6,12 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from msgspec.structs import replace
+
 from claude_mem.privacy import is_fully_private
+from claude_mem.records import Prompt, Session
 from claude_mem.store.rows import clean, newest_first, now_ms, row_dict, row_dicts
+from claude_mem.store.write import cleaned, insert
 
 # Stored prompts are capped: the prompt is a search key and a context line, not an archive.
 MAX_PROMPT_CHARS = 16_000
@@ -20,6 +24,8 @@ class PromptResult:
     prompt_number: int
     prompt_id: int
     private: bool
+    text: str  # as stored
+    duplicate: bool = False  # the same prompt just arrived: nothing was added
 
 
 def ensure_session(
@@ -29,6 +35,7 @@ def ensure_session(
     host_session_id: str,
     project: str,
     cwd: str | None = None,
+    redact: bool = True,
     now: int | None = None,
 ) -> int:
     """The id of the session for (platform, host id), created on first sight (idempotent).
@@ -36,20 +43,20 @@ def ensure_session(
     A later call may fill in a project the first one didn't know, but never renames one.
     """
     now = now or now_ms()
-    row = conn.execute(
-        """
-        INSERT INTO sessions (platform, host_session_id, project, cwd, started_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?)
-        ON CONFLICT (platform, host_session_id) DO UPDATE SET
+    session = Session(platform=platform, host_session_id=host_session_id, project=project,
+                      cwd=cwd, started_at=now, updated_at=now)  # fmt: skip
+    new_id = insert(
+        conn,
+        cleaned(session, redact),
+        """ON CONFLICT (platform, host_session_id) DO UPDATE SET
             updated_at = excluded.updated_at,
             project = CASE WHEN sessions.project IN (?, ?) THEN excluded.project
                            ELSE sessions.project END,
-            cwd = COALESCE(sessions.cwd, excluded.cwd)
-        RETURNING id
-        """,
-        (platform, host_session_id, project, cwd, now, now, *PLACEHOLDER_PROJECTS),
-    ).fetchone()
-    return int(row[0])
+            cwd = COALESCE(sessions.cwd, excluded.cwd)""",
+        PLACEHOLDER_PROJECTS,
+    )
+    assert new_id is not None  # DO UPDATE returns the existing row's id
+    return new_id
 
 
 def find_session(conn: sqlite3.Connection, platform: str, host_session_id: str) -> int | None:
@@ -60,6 +67,15 @@ def find_session(conn: sqlite3.Connection, platform: str, host_session_id: str) 
     return int(row[0]) if row else None
 
 
+def storable(prompt: Prompt, redact: bool) -> Prompt:
+    """`prompt` cleaned and capped. One that is private as a whole (marked so, or all inside
+    private tags) keeps its number but no text."""
+    if prompt.is_private or is_fully_private(prompt.text):
+        return replace(prompt, text="", is_private=1)
+    kept = cleaned(prompt, redact)
+    return replace(kept, text=kept.text[:MAX_PROMPT_CHARS], is_private=0)
+
+
 def add_prompt(
     conn: sqlite3.Connection,
     session_id: int,
@@ -67,32 +83,39 @@ def add_prompt(
     *,
     redact: bool = True,
     now: int | None = None,
+    duplicate_within_ms: int = 0,
 ) -> PromptResult:
     """Record the next prompt of a session.
 
     A prompt that was entirely private still takes its number (so later events of that turn
     can be recognised as private) but its text is never stored, not even as the session's
-    first prompt.
+    first prompt. The same text as the session's last (public) prompt, less than
+    `duplicate_within_ms` later, adds nothing (`duplicate`): hosts re-send prompts.
     """
     now = now or now_ms()
-    private = is_fully_private(text)
-    stored = "" if private else clean(text, redact)[:MAX_PROMPT_CHARS]
+    prompt = storable(Prompt(session_id=session_id, text=text, created_at=now), redact)
+    previous = last_prompt(conn, session_id) if duplicate_within_ms else None
+    if (
+        previous is not None
+        and not previous["is_private"]
+        and previous["text"] == prompt.text
+        and now - previous["created_at"] < duplicate_within_ms
+    ):
+        return PromptResult(session_id, previous["prompt_number"], previous["id"], False,
+                            prompt.text, duplicate=True)  # fmt: skip
     number = conn.execute(
         "SELECT COALESCE(MAX(prompt_number), 0) + 1 FROM user_prompts WHERE session_id = ?",
         (session_id,),
     ).fetchone()[0]
-    prompt_id = conn.execute(
-        """INSERT INTO user_prompts (session_id, prompt_number, text, is_private, created_at)
-           VALUES (?, ?, ?, ?, ?) RETURNING id""",
-        (session_id, number, stored, int(private), now),
-    ).fetchone()[0]
+    prompt_id = insert(conn, replace(prompt, prompt_number=int(number)))
+    assert prompt_id is not None  # no conflict clause: the row is always written
     conn.execute(
         """UPDATE sessions SET prompt_count = ?, updated_at = ?,
                first_prompt = COALESCE(first_prompt, NULLIF(?, ''))
            WHERE id = ?""",
-        (number, now, stored, session_id),
+        (number, now, prompt.text, session_id),
     )
-    return PromptResult(session_id, int(number), int(prompt_id), private)
+    return PromptResult(session_id, int(number), prompt_id, bool(prompt.is_private), prompt.text)
 
 
 def prompt_is_private(conn: sqlite3.Connection, session_id: int, prompt_number: int) -> bool:

@@ -3,48 +3,24 @@
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
-from claude_mem.store.rows import clean, newest_first, now_ms
+from msgspec.structs import replace
 
-SUMMARY_FIELDS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
-
-
-@dataclass(frozen=True, slots=True)
-class NewSummary:
-    session_id: int
-    project: str
-    request: str = ""
-    investigated: str = ""
-    learned: str = ""
-    completed: str = ""
-    next_steps: str = ""
-    notes: str = ""
-    prompt_number: int | None = None
-    discovery_tokens: int = 0
-    generated_by: str | None = None
-    created_at: int | None = None
+from claude_mem.records import Summary
+from claude_mem.store.rows import newest_first, now_ms
+from claude_mem.store.write import cleaned, insert
 
 
-def insert_summary(conn: sqlite3.Connection, summary: NewSummary, *, redact: bool = True) -> int:
-    fields = [clean(getattr(summary, name), redact) for name in SUMMARY_FIELDS]
-    row = conn.execute(
-        f"""INSERT INTO session_summaries (
-                session_id, project, {", ".join(SUMMARY_FIELDS)},
-                prompt_number, discovery_tokens, generated_by, created_at
-            ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
-        (
-            summary.session_id,
-            clean(summary.project, redact),
-            *fields,
-            summary.prompt_number,
-            max(0, summary.discovery_tokens),
-            summary.generated_by,
-            summary.created_at or now_ms(),
-        ),
-    ).fetchone()
-    return int(row[0])
+def insert_summary(conn: sqlite3.Connection, summary: Summary, *, redact: bool = True) -> int:
+    summary = replace(
+        cleaned(summary, redact),
+        discovery_tokens=max(0, summary.discovery_tokens),
+        created_at=summary.created_at or now_ms(),
+    )
+    new_id = insert(conn, summary)
+    assert new_id is not None  # no conflict clause: the row is always written
+    return new_id
 
 
 def list_summaries(

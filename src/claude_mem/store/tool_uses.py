@@ -6,49 +6,25 @@ import json
 import sqlite3
 from typing import Any
 
-from claude_mem.store.rows import clean, dump_json, now_ms
+from msgspec.structs import replace
+
+from claude_mem.records import ToolUse
+from claude_mem.store.rows import now_ms
+from claude_mem.store.write import cleaned, insert
 
 
 def record_tool_use(
-    conn: sqlite3.Connection,
-    *,
-    session_id: int,
-    tool_use_id: str,
-    tool_name: str,
-    tool_input: object = None,
-    tool_response: object = None,
-    cwd: str | None = None,
-    prompt_number: int | None = None,
-    agent_type: str | None = None,
-    agent_id: str | None = None,
-    redact: bool = True,
-    now: int | None = None,
+    conn: sqlite3.Connection, event: ToolUse, *, redact: bool = True
 ) -> tuple[int, bool]:
-    """Store a tool event once per (session, tool_use_id); returns (id, created)."""
-    row = conn.execute(
-        """INSERT INTO tool_uses (
-               session_id, tool_use_id, tool_name, tool_input, tool_response, cwd,
-               prompt_number, agent_type, agent_id, created_at
-           ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (session_id, tool_use_id) DO NOTHING RETURNING id""",
-        (
-            session_id,
-            tool_use_id,
-            clean(tool_name, redact),
-            dump_json(tool_input, redact),
-            dump_json(tool_response, redact),
-            clean(cwd, redact) or None,
-            prompt_number,
-            clean(agent_type, redact) or None,
-            clean(agent_id, redact) or None,
-            now or now_ms(),
-        ),
-    ).fetchone()
-    if row is not None:
-        return int(row[0]), True
+    """Store a tool event once per (session, tool_use_id); returns (id, created). Its input and
+    response are cleaned, then cut to the size limits."""
+    event = replace(cleaned(event, redact), created_at=event.created_at or now_ms())
+    new_id = insert(conn, event, "ON CONFLICT (session_id, tool_use_id) DO NOTHING")
+    if new_id is not None:
+        return new_id, True
     existing = conn.execute(
         "SELECT id FROM tool_uses WHERE session_id = ? AND tool_use_id = ?",
-        (session_id, tool_use_id),
+        (event.session_id, event.tool_use_id),
     ).fetchone()
     return int(existing[0]), False
 

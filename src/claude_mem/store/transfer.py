@@ -12,10 +12,13 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
-from claude_mem.privacy import is_fully_private
-from claude_mem.store.rows import clean, row_dicts
-from claude_mem.store.sessions import MAX_PROMPT_CHARS
-from claude_mem.store.summaries import NewSummary, insert_summary
+from msgspec.structs import replace
+
+from claude_mem.records import Prompt, Session, Summary
+from claude_mem.store.rows import row_dicts
+from claude_mem.store.sessions import MAX_PROMPT_CHARS, storable
+from claude_mem.store.summaries import insert_summary
+from claude_mem.store.write import cleaned, insert
 
 _PAGE = 500
 
@@ -66,69 +69,42 @@ def rows(
         last = page[-1]["id"]
 
 
-def import_session(conn: sqlite3.Connection, row: dict[str, Any], redact: bool) -> tuple[int, bool]:
+def import_session(conn: sqlite3.Connection, session: Session, redact: bool) -> tuple[int, bool]:
     """(id, created) of the session for (platform, host_session_id); an existing one is kept
-    as it is."""
-    inserted = conn.execute(
-        """INSERT INTO sessions (platform, host_session_id, project, cwd, status, first_prompt,
-               prompt_count, started_at, updated_at, ended_at, end_reason)
-           VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
-           ON CONFLICT (platform, host_session_id) DO NOTHING RETURNING id""",
-        (
-            clean(row["platform"], redact),
-            clean(row["host_session_id"], redact),
-            clean(row["project"], redact),
-            clean(row.get("cwd"), redact) or None,
-            row["status"],
-            clean(row.get("first_prompt"), redact)[:MAX_PROMPT_CHARS] or None,
-            row["started_at"],
-            row["updated_at"],
-            row.get("ended_at"),
-            clean(row.get("end_reason"), redact) or None,
-        ),
-    ).fetchone()
-    if inserted is not None:
-        return int(inserted[0]), True
+    as it is. Its prompt count follows the prompts imported into it."""
+    kept = cleaned(session, redact)
+    kept = replace(
+        kept, prompt_count=0, first_prompt=(kept.first_prompt or "")[:MAX_PROMPT_CHARS] or None
+    )
+    new_id = insert(conn, kept, "ON CONFLICT (platform, host_session_id) DO NOTHING")
+    if new_id is not None:
+        return new_id, True
     existing = conn.execute(
         "SELECT id FROM sessions WHERE platform = ? AND host_session_id = ?",
-        (clean(row["platform"], redact), clean(row["host_session_id"], redact)),
+        (kept.platform, kept.host_session_id),
     ).fetchone()
     return int(existing[0]), False
 
 
-def import_prompt(
-    conn: sqlite3.Connection,
-    session_id: int,
-    prompt_number: int,
-    text: str,
-    *,
-    created_at: int,
-    redact: bool,
-    private: bool = False,
-) -> bool:
-    """Store prompt `prompt_number` of a session unless it has one; whether it was added.
+def import_prompt(conn: sqlite3.Connection, prompt: Prompt, redact: bool) -> bool:
+    """Store the prompt unless its session has one with that number; whether it was added.
 
     A prompt that is private as a whole keeps its number with no text, as at capture.
     """
-    private = private or is_fully_private(text)
-    stored = "" if private else clean(text, redact)[:MAX_PROMPT_CHARS]
-    cursor = conn.execute(
-        """INSERT INTO user_prompts (session_id, prompt_number, text, is_private, created_at)
-           VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id, prompt_number) DO NOTHING""",
-        (session_id, prompt_number, stored, int(private), created_at),
-    )
-    if cursor.rowcount == 0:
+    prompt = storable(prompt, redact)
+    if insert(conn, prompt, "ON CONFLICT (session_id, prompt_number) DO NOTHING") is None:
         return False
     conn.execute(
         """UPDATE sessions SET prompt_count = max(prompt_count, ?),
                first_prompt = CASE WHEN ? = 1 AND ? != '' THEN ? ELSE first_prompt END
            WHERE id = ?""",
-        (prompt_number, int(prompt_number == 1), stored, stored, session_id),
-    )
+        (prompt.prompt_number, int(prompt.prompt_number == 1), prompt.text, prompt.text,
+         prompt.session_id),
+    )  # fmt: skip
     return True
 
 
-def import_summary(conn: sqlite3.Connection, summary: NewSummary, redact: bool) -> bool:
+def import_summary(conn: sqlite3.Connection, summary: Summary, redact: bool) -> bool:
     """Store `summary` unless its session already has one from that moment and turn."""
     exists = conn.execute(
         """SELECT 1 FROM session_summaries

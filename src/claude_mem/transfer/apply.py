@@ -12,19 +12,17 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, cast
 
-import msgspec
+from msgspec.structs import replace
 
 from claude_mem.store import transfer
 from claude_mem.store.db import Database
-from claude_mem.store.observations import NewObservation, insert_observation
-from claude_mem.store.summaries import NewSummary
+from claude_mem.store.observations import insert_observation
 from claude_mem.transfer.records import (
     KINDS,
     ObservationRecord,
     PromptRecord,
     Record,
     SessionRecord,
-    SummaryRecord,
 )
 
 BATCH = 500
@@ -50,28 +48,18 @@ def _batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
 def _write(conn: Any, record: Record, stats: ImportStats, redact: bool) -> bool | None:
     """Write one record; whether it was new (None: orphan)."""
     if isinstance(record, SessionRecord):
-        our_id, created = transfer.import_session(conn, msgspec.structs.asdict(record), redact)
+        our_id, created = transfer.import_session(conn, record, redact)
         stats.session_ids[record.id] = our_id
         return created
     session_id = stats.session_ids.get(record.session_id)
     if session_id is None:
         return None
     if isinstance(record, PromptRecord):
-        return transfer.import_prompt(
-            conn, session_id, record.prompt_number, record.text, created_at=record.created_at,
-            redact=redact, private=record.is_private,
-        )  # fmt: skip
+        return transfer.import_prompt(conn, replace(record, session_id=session_id), redact)
     if isinstance(record, ObservationRecord):
-        fields = msgspec.structs.asdict(record)
-        del fields["id"]
-        fields["session_id"] = session_id
-        _, created = insert_observation(conn, NewObservation(**fields), redact=redact)
+        _, created = insert_observation(conn, replace(record, session_id=session_id), redact=redact)
         return created
-    assert isinstance(record, SummaryRecord)
-    fields = msgspec.structs.asdict(record)
-    del fields["id"]
-    fields["session_id"] = session_id
-    return transfer.import_summary(conn, NewSummary(**fields), redact)
+    return transfer.import_summary(conn, replace(record, session_id=session_id), redact)
 
 
 def apply(

@@ -12,7 +12,8 @@ Field mapping:
   (`manual-content-<project>`) join our own manual session of that project.
 - `user_prompts` → prompts (session by `session_db_id`, else by `content_session_id`).
 - `observations` → observations (session by `memory_session_id`); legacy `text` fills an
-  empty narrative; `generated_by_model` → generated_by; JSON list columns parsed leniently.
+  empty narrative; `generated_by_model` → generated_by; source `import`; JSON list columns
+  parsed leniently.
 - `session_summaries` → summaries; legacy `files_read`/`files_edited` are kept as lines
   of `notes` (our summaries have no file columns).
 - projects are kept, or renamed by `--map-project OLD=NEW`.
@@ -154,7 +155,7 @@ class _Reader:
                 files_read=_list(row["files_read"]), files_modified=_list(row["files_modified"]),
                 prompt_number=row["prompt_number"], discovery_tokens=row["discovery_tokens"] or 0,
                 agent_type=row["agent_type"], agent_id=row["agent_id"],
-                generated_by=row["generated_by_model"],
+                generated_by=row["generated_by_model"], source="import",
                 created_at=_ms(row, "created_at_epoch") or 0,
             )  # fmt: skip
 

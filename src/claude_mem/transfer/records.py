@@ -8,21 +8,25 @@
 
 Sessions come before the records that refer to them by `session_id` (the id in the source
 database; the importer maps it to the id in its own). Times are epoch milliseconds.
-A reader accepts its own version and older ones, and refuses newer ones by name.
+A reader accepts its own version and older ones, and refuses newer ones by name; fields it
+doesn't know are ignored, fields an older export lacks take their defaults. An observation's
+`source` (hooks, transcript, import, git) is imported as exported, so a copy says how the work
+was first captured; an export without it imports as `import`.
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
+
+from claude_mem import records
+from claude_mem.vocabulary import ObservationSource
 
 FORMAT = "claude-mem-py/export"
 VERSION = 1
 KINDS = ("session", "prompt", "observation", "summary")
 PLURAL = {"session": "sessions", "prompt": "prompts", "observation": "observations",
           "summary": "summaries"}  # fmt: skip
-SessionStatus = Literal["active", "completed", "failed"]
+SessionStatus = records.SessionStatus
 
 
 class Header(msgspec.Struct, kw_only=True):
@@ -33,62 +37,35 @@ class Header(msgspec.Struct, kw_only=True):
     counts: dict[str, int] = {}
 
 
-class SessionRecord(msgspec.Struct, kw_only=True, tag_field="kind", tag="session"):
+# Each record is its kind's declaration (`claude_mem.records`) tagged with its kind. What an
+# import must carry is redeclared as required: the source `id` (records refer to sessions by
+# it) and the times. Columns the store derives (`content_hash`, `prompt_count`) are written
+# for reference and recomputed on import.
+
+
+class SessionRecord(records.Session, kw_only=True, tag_field="kind", tag="session"):
     id: int
-    platform: str
-    host_session_id: str
-    project: str
-    cwd: str | None = None
     status: SessionStatus = "completed"
-    first_prompt: str | None = None
     started_at: int
     updated_at: int
-    ended_at: int | None = None
-    end_reason: str | None = None
 
 
-class PromptRecord(msgspec.Struct, kw_only=True, tag_field="kind", tag="prompt"):
+class PromptRecord(records.Prompt, kw_only=True, tag_field="kind", tag="prompt"):
     id: int
-    session_id: int
     prompt_number: int
-    text: str
+    text: records.Searchable
     is_private: bool = False
     created_at: int
 
 
-class ObservationRecord(msgspec.Struct, kw_only=True, tag_field="kind", tag="observation"):
+class ObservationRecord(records.Observation, kw_only=True, tag_field="kind", tag="observation"):
     id: int
-    session_id: int
-    project: str
-    type: str
-    title: str = ""
-    subtitle: str = ""
-    narrative: str = ""
-    facts: list[str] = []
-    concepts: list[str] = []
-    files_read: list[str] = []
-    files_modified: list[str] = []
-    prompt_number: int | None = None
-    discovery_tokens: int = 0
-    agent_type: str | None = None
-    agent_id: str | None = None
-    generated_by: str | None = None
+    source: ObservationSource = "import"  # kept as exported; an older export's rows: import
     created_at: int
 
 
-class SummaryRecord(msgspec.Struct, kw_only=True, tag_field="kind", tag="summary"):
+class SummaryRecord(records.Summary, kw_only=True, tag_field="kind", tag="summary"):
     id: int
-    session_id: int
-    project: str
-    request: str = ""
-    investigated: str = ""
-    learned: str = ""
-    completed: str = ""
-    next_steps: str = ""
-    notes: str = ""
-    prompt_number: int | None = None
-    discovery_tokens: int = 0
-    generated_by: str | None = None
     created_at: int
 
 

@@ -233,6 +233,16 @@ def openapi(endpoints: list[Endpoint]) -> dict[str, Any]:
     schemas, components = msgspec.json.schema_components(
         ordered, ref_template="#/components/schemas/{name}"
     )
+    requests = [t for ep in endpoints for t in (ep.query, ep.body) if t is not None]
+    responses = [ep.response for ep in endpoints if ep.response is not None]
+    for kind in _structs(responses) - _structs(requests):
+        # msgspec names a component by its class, qualified by module when two share a name
+        name = (
+            kind.__name__
+            if kind.__name__ in components
+            else f"{kind.__module__}.{kind.__qualname__}"
+        )
+        _as_written(kind, components[name])
     by_type = dict(zip(ordered, schemas, strict=True))
     paths: dict[str, dict[str, Any]] = {}
     for ep in endpoints:
@@ -260,6 +270,35 @@ def openapi(endpoints: list[Endpoint]) -> dict[str, Any]:
             "securitySchemes": {"token": {"type": "apiKey", "in": "header", "name": TOKEN_HEADER}},
         },
     }
+
+
+def _structs(types: list[type]) -> set[type[msgspec.Struct]]:
+    """The Struct classes inside `types`, at any depth."""
+    found: set[type[msgspec.Struct]] = set()
+    todo: list[Any] = list(msgspec.inspect.multi_type_info(types))
+    while todo:
+        info = todo.pop()
+        if isinstance(info, msgspec.inspect.StructType):
+            if info.cls not in found:
+                found.add(info.cls)
+                todo.extend(f.type for f in info.fields)
+            continue
+        for name in info.__struct_fields__:
+            value = getattr(info, name)
+            todo.extend(v for v in (value if isinstance(value, tuple) else (value,))
+                        if isinstance(v, msgspec.inspect.Type))  # fmt: skip
+    return found
+
+
+def _as_written(kind: type[msgspec.Struct], schema: dict[str, Any]) -> None:
+    """A response Struct is written with every field, defaults included (unless it omits
+    them), so its schema requires them all and names no defaults: a record's defaults are
+    for building one, not for reading one."""
+    if kind.__struct_config__.omit_defaults:
+        return
+    schema["required"] = list(schema.get("properties", {}))
+    for prop in schema.get("properties", {}).values():
+        prop.pop("default", None)
 
 
 def _parameters(ep: Endpoint, components: dict[str, Any]) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from claude_mem.worker.security import LocalOnly
 from claude_mem.worker.state import WorkerState
 
 # JSON bodies above this are refused with 413; oversize *fields* inside smaller bodies are
-# truncated instead (see worker.limits), so a giant tool output never loses its event.
+# truncated instead (see store.limits), so a giant tool output never loses its event.
 BODY_LIMIT_BYTES = 16 * 1024 * 1024
 
 

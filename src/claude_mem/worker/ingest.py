@@ -16,25 +16,23 @@ import msgspec
 
 from claude_mem import log, paths
 from claude_mem.control import capture_blocked
-from claude_mem.privacy import clean_text, clean_value, is_protocol_payload
+from claude_mem.privacy import is_protocol_payload, strip_tags
 from claude_mem.project import ProjectIdentity, resolve_project
+from claude_mem.records import ToolUse as StoredToolUse
 from claude_mem.settings import Settings
 from claude_mem.store import Database
 from claude_mem.store import queue as queue_store
 from claude_mem.store.db import NON_BLOCKING, WouldBlock
 from claude_mem.store.sessions import (
-    MAX_PROMPT_CHARS,
     add_prompt,
     complete_session,
     ensure_session,
     find_session,
     get_session,
-    last_prompt,
     prompt_is_private,
 )
 from claude_mem.store.summaries import summarized
 from claude_mem.store.tool_uses import record_tool_use
-from claude_mem.worker.limits import truncate_text, truncate_value
 from claude_mem.worker.stream import Broadcaster
 
 DUPLICATE_PROMPT_WINDOW_MS = 10_000
@@ -127,25 +125,43 @@ class Ingest:
         self._projects[key] = (now + PROJECT_CACHE_S, identity)
         return identity
 
-    def _blocked(self, host_session_id: str) -> str | None:
-        """`recall_only` (CLAUDE_MEM_MODE) or `paused` (claude-mem pause, #nomem), else None."""
-        return capture_blocked(self.settings.get_str("CLAUDE_MEM_MODE"), host_session_id)
+    def _admit(
+        self, event: SessionInit | ToolEvent | SummaryRequest
+    ) -> ProjectIdentity | IngestResult:
+        """The event's project, or the skip answer when memory must not take the event: an
+        internal protocol prompt, a subagent's summary, an excluded project, recall-only mode
+        or a pause, a tool the user skips. (A private turn is judged in the write itself.)"""
+        _check_ids(event.host_session_id, event.platform)
+        if isinstance(event, SessionInit) and is_protocol_payload(_prompt_text(event)):
+            return IngestResult(status="skipped", reason="internal_protocol")
+        if isinstance(event, SummaryRequest) and event.agent_id:
+            return IngestResult(status="skipped", reason="subagent")
+        if isinstance(event, ToolEvent) and not event.tool_name.strip():
+            raise ValueError("tool_name must not be empty")
+        project = self._project(event.cwd)
+        mode = self.settings.get_str("CLAUDE_MEM_MODE")
+        reason = (
+            "project_excluded" if project.excluded
+            else capture_blocked(mode, event.host_session_id)
+        )  # fmt: skip
+        if (
+            reason is None
+            and isinstance(event, ToolEvent)
+            and event.tool_name in self.settings.get_list("CLAUDE_MEM_SKIP_TOOLS")
+        ):
+            reason = "tool_excluded"
+        if reason is not None:
+            return IngestResult(status="skipped", reason=reason, project=project.name)
+        return project
 
     @property
     def _redact(self) -> bool:
         return self.db.redact_secrets
 
     def session_init(self, event: SessionInit) -> IngestResult:
-        _check_ids(event.host_session_id, event.platform)
-        text = event.prompt if event.prompt and event.prompt.strip() else MEDIA_PROMPT
-        if is_protocol_payload(text):
-            return IngestResult(status="skipped", reason="internal_protocol")
-        project = self._project(event.cwd)
-        if project.excluded:
-            return IngestResult(status="skipped", reason="project_excluded", project=project.name)
-        blocked = self._blocked(event.host_session_id)
-        if blocked:
-            return IngestResult(status="skipped", reason=blocked, project=project.name)
+        project = self._admit(event)
+        if isinstance(project, IngestResult):
+            return project
         now = _now()
         with self.db.write() as conn:
             existing = find_session(conn, event.platform, event.host_session_id)
@@ -155,24 +171,19 @@ class Ingest:
                 host_session_id=event.host_session_id,
                 project=project.name,
                 cwd=event.cwd,
+                redact=self._redact,
                 now=now,
             )
-            previous = last_prompt(conn, sid)
-            cleaned = clean_text(text, redact=self._redact)
-            if (
-                previous is not None
-                and not previous["is_private"]
-                and previous["text"] == cleaned[:MAX_PROMPT_CHARS]
-                and now - previous["created_at"] < DUPLICATE_PROMPT_WINDOW_MS
-            ):
-                return IngestResult(
-                    status="duplicate",
-                    reason="same prompt within 10 s",
-                    session_id=sid,
-                    prompt_number=previous["prompt_number"],
-                    project=project.name,
-                )
-            result = add_prompt(conn, sid, text, redact=self._redact, now=now)
+            result = add_prompt(conn, sid, _prompt_text(event), redact=self._redact, now=now,
+                                duplicate_within_ms=DUPLICATE_PROMPT_WINDOW_MS)  # fmt: skip
+        if result.duplicate:
+            return IngestResult(
+                status="duplicate",
+                reason="same prompt within 10 s",
+                session_id=sid,
+                prompt_number=result.prompt_number,
+                project=project.name,
+            )
         if existing is None:
             self.stream.publish("session_started", session_id=sid, project=project.name)
         if result.private:
@@ -191,7 +202,7 @@ class Ingest:
                 "project": project.name,
                 "platform": event.platform,
                 "prompt_number": result.prompt_number,
-                "text": cleaned,
+                "text": result.text,
                 "created_at": now,
             },
         )
@@ -203,36 +214,27 @@ class Ingest:
         )
 
     def observation(self, event: ToolEvent) -> IngestResult:
-        _check_ids(event.host_session_id, event.platform)
-        if not event.tool_name.strip():
-            raise ValueError("tool_name must not be empty")
-        project = self._project(event.cwd)
-        if project.excluded:
-            return IngestResult(status="skipped", reason="project_excluded", project=project.name)
-        blocked = self._blocked(event.host_session_id)
-        if blocked:
-            return IngestResult(status="skipped", reason=blocked, project=project.name)
-        if event.tool_name in self.settings.get_list("CLAUDE_MEM_SKIP_TOOLS"):
-            return IngestResult(status="skipped", reason="tool_excluded", project=project.name)
-        # Clean before cutting: a cut must not split a private region and keep its tail.
-        tool_input = truncate_value(clean_value(event.tool_input, redact=self._redact))
-        tool_response = truncate_value(clean_value(event.tool_response, redact=self._redact))
+        project = self._admit(event)
+        if isinstance(project, IngestResult):
+            return project
         tool_use_id = event.tool_use_id or _synthetic_id(event)
         with self.db.write() as conn:
-            sid, prompt_number, private = _current_turn(conn, event, project.name)
+            sid, prompt_number, private = _current_turn(conn, event, project.name, self._redact)
             if private:
                 return IngestResult(status="skipped", reason="private", session_id=sid)
             row_id, created = record_tool_use(
                 conn,
-                session_id=sid,
-                tool_use_id=tool_use_id,
-                tool_name=event.tool_name,
-                tool_input=tool_input,
-                tool_response=tool_response,
-                cwd=event.cwd,
-                prompt_number=prompt_number or None,
-                agent_type=event.agent_type,
-                agent_id=event.agent_id,
+                StoredToolUse(
+                    session_id=sid,
+                    tool_use_id=tool_use_id,
+                    tool_name=event.tool_name,
+                    tool_input=event.tool_input,
+                    tool_response=event.tool_response,
+                    cwd=event.cwd,
+                    prompt_number=prompt_number or None,
+                    agent_type=event.agent_type,
+                    agent_id=event.agent_id,
+                ),
                 redact=self._redact,
             )
             queue_id, _ = queue_store.enqueue(
@@ -255,20 +257,14 @@ class Ingest:
         )
 
     def summarize(self, event: SummaryRequest) -> IngestResult:
-        _check_ids(event.host_session_id, event.platform)
-        if event.agent_id:
-            return IngestResult(status="skipped", reason="subagent")
-        project = self._project(event.cwd)
-        if project.excluded:
-            return IngestResult(status="skipped", reason="project_excluded", project=project.name)
-        blocked = self._blocked(event.host_session_id)
-        if blocked:
-            return IngestResult(status="skipped", reason=blocked, project=project.name)
-        message = truncate_text(clean_text(event.last_assistant_message or "", redact=self._redact))
-        if not message:
+        project = self._admit(event)
+        if isinstance(project, IngestResult):
+            return project
+        message = event.last_assistant_message or ""
+        if not strip_tags(message):  # nothing, or nothing but private parts
             return IngestResult(status="skipped", reason="empty")
         with self.db.write() as conn:
-            sid, prompt_number, private = _current_turn(conn, event, project.name)
+            sid, prompt_number, private = _current_turn(conn, event, project.name, self._redact)
             if private:
                 return IngestResult(status="skipped", reason="private", session_id=sid)
             if summarized(conn, sid, prompt_number):
@@ -303,7 +299,7 @@ class Ingest:
 
 
 def _current_turn(
-    conn: sqlite3.Connection, event: ToolEvent | SummaryRequest, project: str
+    conn: sqlite3.Connection, event: ToolEvent | SummaryRequest, project: str, redact: bool
 ) -> tuple[int, int, bool]:
     """(session id, current prompt number, whether that prompt was private) for an event.
 
@@ -315,10 +311,15 @@ def _current_turn(
         host_session_id=event.host_session_id,
         project=project,
         cwd=event.cwd,
+        redact=redact,
     )
     session = get_session(conn, sid)
     number = int(session["prompt_count"]) if session else 0
     return sid, number, bool(number) and prompt_is_private(conn, sid, number)
+
+
+def _prompt_text(event: SessionInit) -> str:
+    return event.prompt if event.prompt and event.prompt.strip() else MEDIA_PROMPT
 
 
 def _inside(path: str, folder: str) -> bool:

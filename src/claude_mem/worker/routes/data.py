@@ -9,6 +9,7 @@ from typing import Annotated, Any, TypeVar
 
 import msgspec
 
+from claude_mem.records import Observation, Session, Summary
 from claude_mem.store import stats
 from claude_mem.store.forget import forget_project
 from claude_mem.store.observations import (
@@ -22,15 +23,7 @@ from claude_mem.store.rows import of_session
 from claude_mem.store.sessions import delete_session, get_session, list_prompts, list_sessions
 from claude_mem.store.summaries import list_summaries
 from claude_mem.worker.api import MAX_ID, ApiError, Call, Endpoint
-from claude_mem.worker.schemas import (
-    Limit,
-    Observation,
-    Offset,
-    Prompt,
-    Session,
-    Summary,
-    records,
-)
+from claude_mem.worker.schemas import Limit, Offset, Prompt, records
 
 R = TypeVar("R")  # a record kind
 P = TypeVar("P")  # a page of them

@@ -15,7 +15,8 @@ import msgspec
 from claude_mem import log
 from claude_mem.privacy import clean_text
 from claude_mem.project import UNKNOWN_PROJECT, resolve_project
-from claude_mem.store.observations import NewObservation, get_observation, insert_observation
+from claude_mem.records import Observation
+from claude_mem.store.observations import get_observation, insert_observation
 from claude_mem.store.sessions import ensure_session
 from claude_mem.vocabulary import DEFAULT_TYPE, ObservationType
 from claude_mem.worker.api import ApiError, Call, Endpoint
@@ -88,9 +89,10 @@ def save_memory(call: Call) -> SavedMemory:
             )  # fmt: skip
             obs_id, created = insert_observation(
                 conn,
-                NewObservation(
+                Observation(
                     session_id=session_id, project=project, type=body.type, title=title,
                     narrative=text, concepts=list(body.concepts), generated_by=MANUAL_PLATFORM,
+                    source="manual",
                 ),
                 redact=db.redact_secrets,
             )  # fmt: skip

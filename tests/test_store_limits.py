@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from claude_mem.worker.limits import truncate_text, truncate_value
+from claude_mem.store.limits import truncate_text, truncate_value
 
 
 def test_short_text_untouched() -> None:

@@ -1,0 +1,70 @@
+"""Writing a record: its flagged fields cleaned and cut (`cleaned`), then one INSERT built from
+its fields (`insert`). The table modules call both, so no caller of the store can skip the
+privacy pass, and one pass serves every intake: the worker's ingest cleans nothing itself."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import TypeVar
+
+import msgspec
+
+from claude_mem.privacy import clean_value
+from claude_mem.records import CLEANED, CUT, Column, Record, columns
+from claude_mem.store.limits import truncate_text, truncate_value
+from claude_mem.store.rows import clean, clean_list, dump_list, safe_text
+
+R = TypeVar("R", bound=Record)
+
+
+def cleaned(record: R, redact: bool) -> R:
+    """`record` with its CLEANED fields privacy-cleaned, then its CUT fields cut: in that
+    order, so a cut can never split a private region and keep its tail."""
+    changes: dict[str, object] = {}
+    for column in columns(type(record)):
+        value = getattr(record, column.name)
+        if CLEANED in column.flags:
+            value = _clean(column, value, redact)
+        if CUT in column.flags:
+            value = truncate_value(value) if column.shape == "json" else truncate_text(value)
+        if CLEANED in column.flags or CUT in column.flags:
+            changes[column.name] = value
+    return msgspec.structs.replace(record, **changes)
+
+
+def _clean(column: Column, value: object, redact: bool) -> object:
+    if column.shape == "text":
+        return clean(str(value or ""), redact)
+    if column.shape == "optional_text":
+        return clean(str(value or ""), redact) or None
+    if column.shape == "list":
+        return clean_list(value if isinstance(value, list) else None, redact)
+    return clean_value(value, redact=redact)
+
+
+def insert(
+    conn: sqlite3.Connection,
+    record: Record,
+    conflict: str = "",
+    params: tuple[object, ...] = (),
+) -> int | None:
+    """INSERT a `cleaned` record's fields (not `id`, which SQLite assigns) into its table, with
+    an optional ON CONFLICT clause and its parameters; the new id, or None if the clause
+    skipped the row. List fields are stored as JSON arrays, JSON values as JSON text."""
+    stored = [c for c in columns(type(record)) if c.name != "id"]
+    names = ", ".join(c.name for c in stored)
+    marks = ", ".join("?" * len(stored))
+    row = conn.execute(
+        f"INSERT INTO {record.table} ({names}) VALUES ({marks}) {conflict} RETURNING id",
+        (*(_stored(c, getattr(record, c.name)) for c in stored), *params),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _stored(column: Column, value: object) -> object:
+    if column.shape == "list":
+        return dump_list(list(value) if isinstance(value, list) else [])
+    if column.shape == "json":
+        return safe_text(json.dumps(value, ensure_ascii=False))
+    return value
