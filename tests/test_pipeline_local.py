@@ -6,13 +6,13 @@ import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from claude_mem.pipeline.evidence import evidence
+from claude_mem.pipeline.local.compress import DESCRIBERS
 from claude_mem.pipeline.providers.base import (
     ObservationDraft,
     Provider,
@@ -26,6 +26,8 @@ from claude_mem.pipeline.providers.local import (
     create,
     summarize_session,
 )
+from claude_mem.pipeline.tools.evidence import evidence
+from claude_mem.pipeline.tools.kinds import ToolKind
 from claude_mem.settings import load as load_settings
 from tests.agent_hooks import captures
 
@@ -128,6 +130,10 @@ def codex() -> Session:
 @pytest.fixture(scope="module")
 def gemini() -> Session:
     return load_session(SESSIONS / "gemini-rename-helper.jsonl")
+
+
+def test_every_tool_kind_has_one_describer_and_no_other_kind_has_one() -> None:
+    assert sorted(DESCRIBERS) == sorted(get_args(ToolKind))
 
 
 def test_the_provider_meets_the_contract() -> None:

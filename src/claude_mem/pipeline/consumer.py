@@ -19,7 +19,6 @@ from typing import Any
 
 from claude_mem import log
 from claude_mem.pipeline import registry
-from claude_mem.pipeline.evidence import evidence
 from claude_mem.pipeline.health import HealthLedger
 from claude_mem.pipeline.providers.base import (
     ObservationDraft,
@@ -30,6 +29,7 @@ from claude_mem.pipeline.providers.base import (
     SummaryInput,
     ToolEvent,
 )
+from claude_mem.pipeline.tools.evidence import evidence
 from claude_mem.settings import Settings
 from claude_mem.store import Database, usage
 from claude_mem.store import queue as queue_store

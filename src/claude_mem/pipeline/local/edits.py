@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from claude_mem.pipeline.evidence import PatchFile, files_modified, input_dict, patch_files
 from claude_mem.pipeline.local.classify import change_concepts, edit_type
 from claude_mem.pipeline.local.code_text import defined_names, describe_change
 from claude_mem.pipeline.local.note import Note, Scope, discovery
@@ -12,6 +11,9 @@ from claude_mem.pipeline.local.responses import response_text, tool_error
 from claude_mem.pipeline.local.text import as_str, clip, shortlist
 from claude_mem.pipeline.local.tools import tool_label, tool_note
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.pipeline.tools.evidence import files_modified
+from claude_mem.pipeline.tools.inputs import input_dict
+from claude_mem.pipeline.tools.patches import PatchFile, patch_files
 from claude_mem.text import counted
 
 

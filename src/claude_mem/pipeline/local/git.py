@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from claude_mem.pipeline.evidence import normalize_path
 from claude_mem.pipeline.local.classify import FIX_WORDS
 from claude_mem.pipeline.local.code_text import defined_names
 from claude_mem.pipeline.local.note import Note, Scope, discovery, output_facts
@@ -21,6 +20,7 @@ from claude_mem.pipeline.local.text import (
     shortlist,
 )
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.pipeline.tools.paths import normalize_path
 from claude_mem.text import counted
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-from claude_mem.pipeline.evidence import evidence
 from claude_mem.pipeline.local.compress import event_notes
 from claude_mem.pipeline.local.note import Note
 from claude_mem.pipeline.local.text import (
@@ -17,6 +16,7 @@ from claude_mem.pipeline.local.text import (
     word_pattern,
 )
 from claude_mem.pipeline.providers.base import SessionContext, SummaryDraft, SummaryInput
+from claude_mem.pipeline.tools.evidence import evidence
 
 _NEXT_WORDS = word_pattern(
     r"next|todo|to-do|remaining|remains|should|follow[- ]up|still need|not yet|later"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from claude_mem.pipeline.evidence import input_dict
 from claude_mem.pipeline.local.classify import tool_changes
 from claude_mem.pipeline.local.note import Note, Scope, discovery
 from claude_mem.pipeline.local.responses import response_text
@@ -15,6 +14,7 @@ from claude_mem.pipeline.local.text import (
     in_quotes,
 )
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.pipeline.tools.inputs import input_dict
 
 _KEY_ORDER = ("query", "url", "file_path", "path", "pattern", "command", "name", "title", "id")
 
