@@ -249,8 +249,6 @@ def _observation(text: str, folded: str, start: int, end: int) -> ObservationDra
         narrative=_field(text, folded, "narrative", start, end),
         facts=_items(text, folded, ("facts", "fact"), start, end),
         concepts=concepts,
-        files_read=_items(text, folded, ("files_read", "file"), start, end),
-        files_modified=_items(text, folded, ("files_modified", "file"), start, end),
     )
     if not (draft.title or draft.narrative or draft.facts or draft.concepts):
         return None

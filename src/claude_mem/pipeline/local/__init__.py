@@ -15,8 +15,9 @@ Rules in brief:
   listings, web, test runs and failed commands are `discovery`.
 - Titles name the file (relative path) and what happened, ≤ 120 chars. Failures say what
   failed ("`npm run build` failed: Cannot find module 'x'"); test runs give the counts.
-- files_read / files_modified come only from `pipeline.tools.evidence`, for exactly the events an
-  observation covers.
+- Drafts carry no file lists: the consumer stores the evidence (`pipeline.tools.evidence`) of
+  exactly the events a draft names in `source_event_ids`. Describers ask the same functions
+  for the files their titles name.
 - Raw tool output is quoted sparingly: ≤ 200 chars in a narrative and ≤ 300 chars of output
   lines across the facts (the whole output is stored with the raw event anyway).
 

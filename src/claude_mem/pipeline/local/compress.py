@@ -22,7 +22,6 @@ from claude_mem.pipeline.local.text import (
 from claude_mem.pipeline.local.tools import task_note, tool_note
 from claude_mem.pipeline.local.web import fetch_note, websearch_note
 from claude_mem.pipeline.providers.base import ObservationDraft, SessionContext, ToolEvent
-from claude_mem.pipeline.tools.evidence import evidence
 from claude_mem.pipeline.tools.kinds import ToolKind, tool_kind
 
 _Describer = Callable[[ToolEvent, Scope], Note | None]
@@ -71,8 +70,6 @@ def event_notes(events: Sequence[ToolEvent], ctx: SessionContext) -> list[Note]:
 
 def _draft(group: list[Note]) -> ObservationDraft:
     note = group[0] if len(group) == 1 else merged_note(group)
-    events = [item.event for item in group]
-    read, modified = evidence(events)
     return ObservationDraft(
         type=note.type,
         title=clip(note.title, TITLE_CHARS) or "Used a tool",
@@ -80,9 +77,7 @@ def _draft(group: list[Note]) -> ObservationDraft:
         narrative=clip(note.narrative, NARRATIVE_CHARS),
         facts=dedup(clip(fact, FACT_CHARS) for fact in note.facts)[:MAX_FACTS],
         concepts=dedup(note.concepts),
-        files_read=read,
-        files_modified=modified,
-        source_event_ids=[event.tool_use_row_id for event in events],
+        source_event_ids=[item.event.tool_use_row_id for item in group],
     )
 
 

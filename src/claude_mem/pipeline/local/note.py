@@ -12,7 +12,7 @@ from claude_mem.pipeline.providers.base import ObservationDraft, SessionContext,
 
 @dataclass(slots=True, kw_only=True)
 class Note(ObservationDraft):
-    """One event's draft in the making (before merging, evidence and the final limits), with
+    """One event's draft in the making (before merging and the final limits), with
     what merging and summaries need to know about it."""
 
     event: ToolEvent

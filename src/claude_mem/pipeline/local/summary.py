@@ -106,10 +106,8 @@ def summarize_session(request: SummaryInput, ctx: SessionContext) -> SummaryDraf
     """A session summary from its events, stored observations and last assistant message."""
     notes = event_notes(list(request.events), ctx)
     read, modified = evidence(request.events)
-    read = dedup([*read, *(path for obs in request.observations for path in obs.files_read)])
-    modified = dedup(
-        [*modified, *(path for obs in request.observations for path in obs.files_modified)]
-    )
+    read = dedup([*read, *request.files_read])
+    modified = dedup([*modified, *request.files_modified])
     sentences = _sentences(as_str(request.last_assistant_message))
     return SummaryDraft(
         request=_request(ctx),

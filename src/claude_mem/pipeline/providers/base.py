@@ -1,8 +1,9 @@
 """The one contract every compressor implements, built-in or third-party.
 
 A provider turns a batch of a session's tool events into observation drafts, and a summary
-request into a summary draft. It never touches the store: the consumer cleans, checks file
-evidence, stores, and accounts for the tokens reported here.
+request into a summary draft. It never touches the store: the consumer cleans, computes
+each observation's file lists from its source events (a draft carries none), stores, and
+accounts for the tokens reported here.
 """
 
 from __future__ import annotations
@@ -48,8 +49,6 @@ class ObservationDraft:
     narrative: str = ""
     facts: list[str] = field(default_factory=list)
     concepts: list[str] = field(default_factory=list)
-    files_read: list[str] = field(default_factory=list)
-    files_modified: list[str] = field(default_factory=list)
     source_event_ids: list[int] = field(default_factory=list)  # tool_use_row_ids it came from
 
 
@@ -70,6 +69,10 @@ class SummaryInput:
     last_assistant_message: str
     events: tuple[ToolEvent, ...] = ()  # the session's recorded tool events, oldest first
     observations: tuple[ObservationDraft, ...] = ()  # what was already stored for it
+    # The stored observations' file lists, in their order (evidence the events may not cover:
+    # older events, imported observations).
+    files_read: tuple[str, ...] = ()
+    files_modified: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
