@@ -13,7 +13,7 @@ from typing import Any
 
 from claude_mem.pipeline.providers.base import ToolEvent
 from claude_mem.pipeline.tools.inputs import command_text, input_dict, workdir
-from claude_mem.pipeline.tools.kinds import tool_kind
+from claude_mem.pipeline.tools.kinds import ToolKind, tool_kind
 from claude_mem.pipeline.tools.patches import patch_files
 from claude_mem.pipeline.tools.paths import is_literal, normalize_path, path_value
 from claude_mem.pipeline.tools.shell import shell_reads
@@ -21,6 +21,10 @@ from claude_mem.pipeline.tools.shell import shell_reads
 MAX_PATHS = 500  # per event
 _MODIFIED_KEYS = ("file_path", "filePath", "notebook_path", "notebookPath", "path")
 _READ_KEYS = ("file_path", "filePath", "absolute_path", "notebook_path", "notebookPath", "path")
+# Typed sets, so the type checker knows every kind named here.
+_PATH_WRITERS: frozenset[ToolKind] = frozenset({"edit", "write", "notebook"})
+_PATCHERS: frozenset[ToolKind] = frozenset({"patch", "shell"})
+_READERS: frozenset[ToolKind] = frozenset({"read", "read_many"})
 
 
 def _first_path(data: dict[str, Any], keys: tuple[str, ...]) -> str | None:
@@ -39,11 +43,11 @@ def files_modified(event: ToolEvent) -> list[str]:
     """Files the event's input says it wrote: edit/write tool paths and patch targets."""
     kind = tool_kind(event.tool_name)
     found: list[str] = []
-    if kind in ("edit", "write", "notebook"):
+    if kind in _PATH_WRITERS:
         path = _first_path(input_dict(event), _MODIFIED_KEYS)
         if path:
             found.append(normalize_path(path, event.cwd))
-    elif kind in ("patch", "shell"):
+    elif kind in _PATCHERS:
         for item in patch_files(event):
             found.append(item.path)
             if item.move_to:
@@ -56,7 +60,7 @@ def files_read(event: ToolEvent) -> list[str]:
     kind = tool_kind(event.tool_name)
     data = input_dict(event)
     found: list[str] = []
-    if kind in ("read", "read_many"):
+    if kind in _READERS:
         path = _first_path(data, _READ_KEYS)
         if path:
             found.append(path)
