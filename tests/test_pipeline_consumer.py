@@ -21,6 +21,7 @@ from claude_mem.pipeline.providers.base import (
 )
 from claude_mem.store import Database
 from claude_mem.store import queue as queue_store
+from tests.llm_mocks import answer, anthropic_mock
 from tests.worker_fixtures import RunningWorker, running_worker
 
 
@@ -37,7 +38,6 @@ class Scripted:
             raise self.fail
         drafts = [
             ObservationDraft(type="change", title=f"{self.name} saw {e.tool_name}",
-                             files_modified=["/model/invented.py"],
                              source_event_ids=[e.tool_use_row_id])
             for e in events
         ]  # fmt: skip
@@ -116,16 +116,46 @@ def test_local_default_stores_observations_with_evidence_files(worker: RunningWo
     assert stats["queue"] == {"pending": 0, "processing": 0, "dead": 0}
 
 
-def test_files_come_from_evidence_not_the_model(worker: RunningWorker, scripted: dict) -> None:
+def test_each_observation_stores_the_evidence_of_its_own_events(
+    worker: RunningWorker, scripted: dict
+) -> None:
     use(scripted, Scripted("fake"))
     configure(worker, provider="fake")
     send_session(worker, events=2)
     wait_drained(worker)
     items = worker.client.get("/api/observations").json()["items"]
     assert [item["title"] for item in items] == ["fake saw Edit", "fake saw Edit"]
-    for item in items:
-        assert "/model/invented.py" not in item["files_modified"]
-        assert item["generated_by"] == "fake:m1"
+    assert sorted((item["files_read"], item["files_modified"]) for item in items) == [
+        ([], ["src/mod0.py"]),
+        ([], ["src/mod1.py"]),
+    ]
+    assert all(item["generated_by"] == "fake:m1" for item in items)
+
+
+MODEL_CLAIMS = """<observation><type>change</type><title>Swapped a for b</title>
+<narrative>The edit swapped a for b.</narrative>
+<files_read><file>claimed/read.py</file></files_read>
+<files_modified><file>claimed/by/model.py</file></files_modified>
+</observation>"""
+
+
+def test_file_lists_a_model_sends_are_ignored_and_evidence_is_stored(
+    worker: RunningWorker,
+) -> None:
+    with anthropic_mock(default=answer(MODEL_CLAIMS)) as api:
+        configure(worker, provider="anthropic", anthropic_api_key="test-key",
+                  anthropic_base_url=api.url)  # fmt: skip
+        send_session(worker, events=1)
+        wait_drained(worker)
+        [request] = api.calls("/v1/messages")
+    assert "files_modified" not in request.text  # the prompt no longer asks for them
+    [item] = worker.client.get("/api/observations").json()["items"]
+    assert (item["title"], item["generated_by"]) == (
+        "Swapped a for b",
+        "anthropic:claude-haiku-4-5",
+    )
+    assert (item["files_read"], item["files_modified"]) == ([], ["src/mod0.py"])
+    assert worker.client.get("/api/stats").json()["queue"]["dead"] == 0
 
 
 def test_failing_provider_falls_back_and_health_warns(

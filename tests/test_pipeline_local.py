@@ -6,13 +6,13 @@ import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from claude_mem.pipeline.evidence import evidence
+from claude_mem.pipeline.local.compress import DESCRIBERS
 from claude_mem.pipeline.providers.base import (
     ObservationDraft,
     Provider,
@@ -26,6 +26,8 @@ from claude_mem.pipeline.providers.local import (
     create,
     summarize_session,
 )
+from claude_mem.pipeline.tools.evidence import evidence
+from claude_mem.pipeline.tools.kinds import ToolKind
 from claude_mem.settings import load as load_settings
 from tests.agent_hooks import captures
 
@@ -81,6 +83,12 @@ def compress(session: Session) -> list[ObservationDraft]:
     return result.observations
 
 
+def files_of(events: list[ToolEvent], obs: ObservationDraft) -> tuple[list[str], list[str]]:
+    """(read, modified) as the consumer stores them: the evidence of the draft's own events."""
+    known = {item.tool_use_row_id: item for item in events}
+    return evidence(known[number] for number in obs.source_event_ids)
+
+
 def by_id(session: Session) -> dict[int, ToolEvent]:
     return {item.tool_use_row_id: item for item in session.events}
 
@@ -109,8 +117,7 @@ def check_contract(session: Session, observations: list[ObservationDraft]) -> No
             "trade-off",
         }
         assert obs.source_event_ids
-        source = [events[number] for number in obs.source_event_ids]
-        assert (obs.files_read, obs.files_modified) == evidence(source)
+        assert set(obs.source_event_ids) <= set(events)
         used.extend(obs.source_event_ids)
     assert used == sorted(set(used))  # in order, each event used at most once
 
@@ -128,6 +135,10 @@ def codex() -> Session:
 @pytest.fixture(scope="module")
 def gemini() -> Session:
     return load_session(SESSIONS / "gemini-rename-helper.jsonl")
+
+
+def test_every_tool_kind_has_one_describer_and_no_other_kind_has_one() -> None:
+    assert sorted(DESCRIBERS) == sorted(get_args(ToolKind))
 
 
 def test_the_provider_meets_the_contract() -> None:
@@ -164,11 +175,11 @@ def test_claude_code_session(claude: Session) -> None:
 
 def test_claude_code_details(claude: Session) -> None:
     listing, read, search, _, failing, edit, passing, commit = compress(claude)
-    assert read.files_read == ["src/app/config.py"]
+    assert files_of(claude.events, read) == (["src/app/config.py"], [])
     assert "Defines: Config, _read, load_config" in read.facts
     assert "how-it-works" in read.concepts
     assert search.facts == ["Matched files: src/app/config.py, src/app/cli.py"]
-    assert (search.files_read, search.files_modified) == ([], [])
+    assert files_of(claude.events, search) == ([], [])
     assert failing.type == "discovery"
     assert "problem-solution" in failing.concepts
     assert (
@@ -176,8 +187,7 @@ def test_claude_code_details(claude: Session) -> None:
         "subscriptable"
     ) in failing.facts
     assert "Error: TypeError: 'NoneType' object is not subscriptable" in failing.facts
-    assert edit.files_modified == ["src/app/config.py"]
-    assert edit.files_read == []
+    assert files_of(claude.events, edit) == ([], ["src/app/config.py"])
     assert edit.concepts == ["what-changed", "problem-solution"]
     assert "Lines: +4 -1 in 2 edits" in edit.facts
     assert "Context: The app crashes with a TypeError" in edit.narrative
@@ -228,8 +238,8 @@ def test_codex_session(codex: Session) -> None:
         ("change", "Committed: Add retry with exponential backoff to HTTP client"),
     ]
     search, read, patch, _, status, commit = observations
-    assert read.files_read == ["src/http/client.py"]
-    assert patch.files_modified == ["src/http/client.py", "tests/test_retry.py"]
+    assert files_of(codex.events, read) == (["src/http/client.py"], [])
+    assert files_of(codex.events, patch)[1] == ["src/http/client.py", "tests/test_retry.py"]
     assert "Updated src/http/client.py (+15 -4)" in patch.facts
     assert "Created tests/test_retry.py (+19)" in patch.facts
     assert status.facts == ["Changed: src/http/client.py, tests/test_retry.py"]
@@ -265,8 +275,8 @@ def test_gemini_session(gemini: Session) -> None:
     assert "Failed: formatIsoDate > pads single-digit months" in failing.facts
     assert "Error: TypeError: formatIsoDate is not a function" in failing.facts
     assert observations[1].facts == ["Matched files: src/dates.ts, src/index.ts"]
-    assert observations[2].files_read == ["src/dates.ts"]
-    assert observations[4].files_modified == ["src/index.ts"]
+    assert files_of(gemini.events, observations[2])[0] == ["src/dates.ts"]
+    assert files_of(gemini.events, observations[4])[1] == ["src/index.ts"]
 
 
 @pytest.mark.parametrize("name", ["claude", "codex", "gemini"])
@@ -290,7 +300,7 @@ def test_real_captures() -> None:
         titles = [o.title for o in observations]
         assert titles[0] == "Listed the working directory (1 entry)", path.name
         assert titles[1].startswith("Read README.txt ("), path.name
-        assert observations[1].files_read == ["README.txt"]
+        assert files_of(session.events, observations[1])[0] == ["README.txt"]
         assert all(o.type == "discovery" for o in observations)
         summary = summarize_session(
             SummaryInput(session.last_message, tuple(session.events)), session.ctx
@@ -412,7 +422,7 @@ def test_multiedit_notebook_and_write() -> None:
     )
     (obs,) = run(write)
     assert obs.title == "Created src/cache.py (2 lines): defines Cache"
-    assert obs.files_modified == ["src/cache.py"]
+    assert files_of([write], obs)[1] == ["src/cache.py"]
 
 
 def test_a_failed_edit_is_a_discovery_that_says_so() -> None:
@@ -424,7 +434,7 @@ def test_a_failed_edit_is_a_discovery_that_says_so() -> None:
     (obs,) = run(failed, prompts=("Fix it",))
     assert obs.type == "discovery"
     assert obs.title == "Edit to src/a.py failed: String to replace not found in file."
-    assert obs.files_modified == ["src/a.py"]  # evidence is the input, whatever happened
+    assert files_of([failed], obs)[1] == ["src/a.py"]  # evidence is the input, whatever happened
 
 
 @pytest.mark.parametrize(
@@ -733,6 +743,14 @@ RESPONSES = JSON | st.fixed_dictionaries(
         "type": JSON,
     },
 )
+
+
+def test_stored_file_lists_reach_the_summary() -> None:
+    # Older events and imported observations: their stored files, not this batch's evidence.
+    request = SummaryInput("Done.", files_read=("old/a.py",), files_modified=("b.py", "b.py"))
+    summary = summarize_session(request, CTX)
+    assert summary.investigated == "Read old/a.py."
+    assert summary.completed == "Modified b.py. Done."
 
 
 @settings(max_examples=200, deadline=None)

@@ -39,9 +39,17 @@ def test_good_observation_fields() -> None:
     ]
     assert obs.narrative.startswith("The refresh ran twice")
     assert obs.concepts == ["problem-solution", "gotcha"]
-    assert obs.files_read == ["auth/client.py"]
-    assert obs.files_modified == ["auth/refresh.py"]
     assert obs.source_event_ids == []
+
+
+def test_file_lists_a_model_still_sends_are_ignored_without_error() -> None:
+    parsed = parse_response(GOOD)  # GOOD carries <files_read> and <files_modified>
+    assert (parsed.kind, parsed.error) == ("observations", None)
+    [obs] = parsed.observations
+    assert not hasattr(obs, "files_read")
+    assert not hasattr(obs, "files_modified")
+    assert "auth/client.py" not in obs.narrative + "".join(obs.facts)
+    assert obs.title == "Fixed the token refresh race"
 
 
 def test_every_observation_is_collected() -> None:

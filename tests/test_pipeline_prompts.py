@@ -101,11 +101,11 @@ def test_observation_prompt_states_the_contract() -> None:
         "<observation>",
         "<facts>",
         "<fact>",
-        "<files_read>",
-        "<files_modified>",
         "<skip/>",
     ):
         assert tag in text
+    assert "files_read" not in text  # file lists come from the tool events, not the model
+    assert "files_modified" not in text
     assert "recorded data" in prompts.SYSTEM_PROMPT
 
 

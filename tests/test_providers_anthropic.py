@@ -75,7 +75,7 @@ def test_good_answer_becomes_drafts() -> None:
     assert (first.type, first.title) == ("bugfix", "Fixed cart rounding")
     assert first.facts == ["total() now uses Decimal", "Rounding is half-up"]
     assert first.concepts == ["problem-solution"]
-    assert first.files_modified == ["claimed/by/model.py"]  # left for the consumer to replace
+    assert not hasattr(first, "files_modified")  # the model's file list is not read
     assert first.source_event_ids == second.source_event_ids == [11, 12]
     assert (second.type, second.title) == ("discovery", "Prices are stored in cents")
     assert (result.input_tokens, result.output_tokens) == (900, 120)

@@ -19,7 +19,6 @@ from typing import Any
 
 from claude_mem import log
 from claude_mem.pipeline import registry
-from claude_mem.pipeline.evidence import evidence
 from claude_mem.pipeline.health import HealthLedger
 from claude_mem.pipeline.providers.base import (
     ObservationDraft,
@@ -30,6 +29,7 @@ from claude_mem.pipeline.providers.base import (
     SummaryInput,
     ToolEvent,
 )
+from claude_mem.pipeline.tools.evidence import evidence
 from claude_mem.records import Observation, Summary
 from claude_mem.settings import Settings
 from claude_mem.store import Database, usage
@@ -262,15 +262,19 @@ class Pipeline:
         conn = self.db.read()
         ctx = _context(conn, session_id)
         events = [_event(row) for row in get_tool_uses(conn, recent_for_session(conn, session_id))]
-        stored = [
+        rows = of_session(conn, "observations", session_id)
+        stored = tuple(
             ObservationDraft(type=row["type"], title=row["title"], subtitle=row["subtitle"],
                              narrative=row["narrative"], facts=row["facts"],
-                             concepts=row["concepts"], files_read=row["files_read"],
-                             files_modified=row["files_modified"])
-            for row in of_session(conn, "observations", session_id)
-        ]  # fmt: skip
+                             concepts=row["concepts"])
+            for row in rows
+        )  # fmt: skip
         message = str(item.payload.get("last_assistant_message", ""))
-        return ctx, SummaryInput(message, tuple(events), tuple(stored))
+        return ctx, SummaryInput(
+            message, tuple(events), stored,
+            files_read=tuple(path for row in rows for path in row["files_read"]),
+            files_modified=tuple(path for row in rows for path in row["files_modified"]),
+        )  # fmt: skip
 
     def _store_summary(
         self, ctx: SessionContext, item: QueueItem, result: Result, provider: str
@@ -453,7 +457,9 @@ def _observation(
     tokens: int,
     generated_by: str,
 ) -> Observation:
-    """A draft made storable; its file lists come from the tool inputs, never from a model."""
+    """A draft made storable. Its file lists are computed here, once, from its source
+    events' tool inputs (`pipeline.tools.evidence`): a draft carries none, and no model or
+    compressor is asked for them."""
     files_read, files_modified = evidence(sources)
     first = sources[0]
     return Observation(

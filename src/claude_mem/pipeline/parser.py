@@ -38,7 +38,7 @@ Kind = Literal["observations", "summary", "skip_summary", "skip", "empty", "pros
 TYPE_CHARS = 32
 MAX_OBSERVATIONS = 200  # far beyond any real reply; bounds the work a hostile one can cause
 PROSE_ERROR_CHARS = 1_000  # longer prose is a confused model, not a gateway error message
-_SUMMARY_FIELDS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
+_SUMMARY_FIELDS = SummaryDraft.__struct_fields__
 _TAG_END = " \t\r\n/>"
 
 
@@ -249,8 +249,6 @@ def _observation(text: str, folded: str, start: int, end: int) -> ObservationDra
         narrative=_field(text, folded, "narrative", start, end),
         facts=_items(text, folded, ("facts", "fact"), start, end),
         concepts=concepts,
-        files_read=_items(text, folded, ("files_read", "file"), start, end),
-        files_modified=_items(text, folded, ("files_modified", "file"), start, end),
     )
     if not (draft.title or draft.narrative or draft.facts or draft.concepts):
         return None

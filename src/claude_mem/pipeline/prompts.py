@@ -95,12 +95,6 @@ _OBSERVATION_FORMAT = f"""\
   <concepts>
     <concept>how-it-works</concept>
   </concepts>
-  <files_read>
-    <file>path/of/a/file/that/was/read</file>
-  </files_read>
-  <files_modified>
-    <file>path/of/a/file/that/was/changed</file>
-  </files_modified>
 </observation>"""
 
 _OBSERVATION_TASK = f"""\

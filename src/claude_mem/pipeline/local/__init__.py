@@ -15,15 +15,17 @@ Rules in brief:
   listings, web, test runs and failed commands are `discovery`.
 - Titles name the file (relative path) and what happened, ≤ 120 chars. Failures say what
   failed ("`npm run build` failed: Cannot find module 'x'"); test runs give the counts.
-- files_read / files_modified come only from `pipeline.evidence`, for exactly the events an
-  observation covers.
+- Drafts carry no file lists: the consumer stores the evidence (`pipeline.tools.evidence`) of
+  exactly the events a draft names in `source_event_ids`. Describers ask the same functions
+  for the files their titles name.
 - Raw tool output is quoted sparingly: ≤ 200 chars in a narrative and ≤ 300 chars of output
   lines across the facts (the whole output is stored with the raw event anyway).
 
-Modules: `compress` (events → drafts) and `summary` are the entry points; one module per
-kind of event describes it (`edits`, `lookups`, `web`, `tools`, `shell_notes`, `git`,
-`test_runs`), over shared pieces (`note`, `classify`, `shell`, `code_text`, `responses`,
-`text`); `merge` joins consecutive edits. The provider itself is `providers.local`.
+Modules: `compress` (events → drafts; its `DESCRIBERS` table names one describer per tool
+kind) and `summary` are the entry points; one module per kind of event describes it
+(`edits`, `lookups`, `web`, `tools`, `shell_notes`, `git`, `test_runs`), over shared pieces
+(`note`, `classify`, `shell`, `code_text`, `responses`, `text`); `merge` joins consecutive
+edits. The provider itself is `providers.local`.
 """
 
 from claude_mem.pipeline.local.compress import compress_events

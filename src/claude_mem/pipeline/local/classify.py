@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 
-from claude_mem.pipeline.evidence import program
 from claude_mem.pipeline.local.note import Scope
 from claude_mem.pipeline.local.shell import git_sub
 from claude_mem.pipeline.local.text import word_pattern
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.pipeline.tools.programs import has_role
+from claude_mem.pipeline.tools.shell import program
 from claude_mem.vocabulary import ObservationType
 
 FIX_WORDS = word_pattern(
@@ -26,8 +27,6 @@ _FEATURE_WORDS = word_pattern(
     r"introduc(?:e[sd]?|ing)|feature|enable"
 )
 _COMMENT_LINE = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
-_CHANGE_PROGRAMS = frozenset({"mkdir", "rm", "rmdir", "mv", "cp", "touch", "chmod", "ln"})
-_INSTALLERS = frozenset({"pip", "pip3", "npm", "yarn", "pnpm", "uv", "poetry", "cargo", "go"})
 _INSTALL_VERBS = frozenset({"install", "add", "remove", "uninstall", "i", "get", "sync"})
 _GIT_CHANGES = frozenset(
     {"add", "checkout", "switch", "merge", "rebase", "reset", "stash", "push", "pull", "tag"}
@@ -65,11 +64,11 @@ def changes_state(argv: list[str]) -> bool:
     """Commands that plainly change files or the repository (rm, mv, installs, git add...)."""
     name = program(argv)
     args = [word for word in argv[1:] if not word.startswith("-")]
-    if name in _CHANGE_PROGRAMS:
+    if has_role(name, "changes"):
         return True
     if name == "git":
         return git_sub(argv)[0] in _GIT_CHANGES
-    return name in _INSTALLERS and bool(args) and args[0] in _INSTALL_VERBS
+    return has_role(name, "installer") and bool(args) and args[0] in _INSTALL_VERBS
 
 
 def tool_changes(label: str) -> bool:

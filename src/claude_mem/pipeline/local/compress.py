@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from claude_mem.pipeline.evidence import evidence, tool_kind
 from claude_mem.pipeline.local.edits import edit_note, notebook_note, patch_note, write_note
 from claude_mem.pipeline.local.lookups import glob_note, grep_note, ls_note, read_note
 from claude_mem.pipeline.local.merge import merge_groups, merged_note
@@ -23,9 +22,18 @@ from claude_mem.pipeline.local.text import (
 from claude_mem.pipeline.local.tools import task_note, tool_note
 from claude_mem.pipeline.local.web import fetch_note, websearch_note
 from claude_mem.pipeline.providers.base import ObservationDraft, SessionContext, ToolEvent
+from claude_mem.pipeline.tools.kinds import ToolKind, tool_kind
 
 _Describer = Callable[[ToolEvent, Scope], Note | None]
-_DESCRIBERS: dict[str, _Describer] = {
+
+
+def _nothing(event: ToolEvent, scope: Scope) -> None:
+    """Todo lists, plans and killed shells: nothing worth remembering."""
+    return None
+
+
+# Every tool kind and its describer: a new kind is one entry here (a test checks the table).
+DESCRIBERS: dict[ToolKind, _Describer] = {
     "edit": edit_note,
     "write": write_note,
     "notebook": notebook_note,
@@ -38,7 +46,10 @@ _DESCRIBERS: dict[str, _Describer] = {
     "fetch": fetch_note,
     "websearch": websearch_note,
     "task": task_note,
+    "noise": _nothing,
     "shell": shell_note,
+    "mcp": tool_note,
+    "other": tool_note,
 }
 
 
@@ -47,10 +58,7 @@ def event_notes(events: Sequence[ToolEvent], ctx: SessionContext) -> list[Note]:
     scope = Scope(ctx)
     notes: list[Note] = []
     for event in events:
-        kind = tool_kind(event.tool_name)
-        if kind == "noise":
-            continue
-        note = _DESCRIBERS.get(kind, tool_note)(event, scope)
+        note = DESCRIBERS[tool_kind(event.tool_name)](event, scope)
         if note is None:
             continue
         # Only a failing program hints that later edits fix something; a failed tool call
@@ -62,8 +70,6 @@ def event_notes(events: Sequence[ToolEvent], ctx: SessionContext) -> list[Note]:
 
 def _draft(group: list[Note]) -> ObservationDraft:
     note = group[0] if len(group) == 1 else merged_note(group)
-    events = [item.event for item in group]
-    read, modified = evidence(events)
     return ObservationDraft(
         type=note.type,
         title=clip(note.title, TITLE_CHARS) or "Used a tool",
@@ -71,9 +77,7 @@ def _draft(group: list[Note]) -> ObservationDraft:
         narrative=clip(note.narrative, NARRATIVE_CHARS),
         facts=dedup(clip(fact, FACT_CHARS) for fact in note.facts)[:MAX_FACTS],
         concepts=dedup(note.concepts),
-        files_read=read,
-        files_modified=modified,
-        source_event_ids=[event.tool_use_row_id for event in events],
+        source_event_ids=[item.event.tool_use_row_id for item in group],
     )
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from claude_mem.pipeline.evidence import PatchFile, files_modified, input_dict, patch_files
 from claude_mem.pipeline.local.classify import change_concepts, edit_type
 from claude_mem.pipeline.local.code_text import defined_names, describe_change
 from claude_mem.pipeline.local.note import Note, Scope, discovery
@@ -12,6 +11,9 @@ from claude_mem.pipeline.local.responses import response_text, tool_error
 from claude_mem.pipeline.local.text import as_str, clip, shortlist
 from claude_mem.pipeline.local.tools import tool_label, tool_note
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.pipeline.tools.evidence import files_modified
+from claude_mem.pipeline.tools.inputs import input_dict
+from claude_mem.pipeline.tools.patches import PatchFile, patch_files
 from claude_mem.text import counted
 
 
@@ -68,8 +70,8 @@ def _change_note(
     """A change, typed by its prompt and the code it adds; the prompt ends the narrative."""
     change_type = edit_type(event, scope, added_code)
     return Note(
-        change_type,
-        title,
+        type=change_type,
+        title=title,
         subtitle=subtitle,
         narrative=narrative + _context_sentence(event, scope),
         facts=facts,

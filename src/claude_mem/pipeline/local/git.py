@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from claude_mem.pipeline.evidence import normalize_path
 from claude_mem.pipeline.local.classify import FIX_WORDS
 from claude_mem.pipeline.local.code_text import defined_names
 from claude_mem.pipeline.local.note import Note, Scope, discovery, output_facts
@@ -21,6 +20,7 @@ from claude_mem.pipeline.local.text import (
     shortlist,
 )
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.pipeline.tools.paths import normalize_path
 from claude_mem.text import counted
 
 
@@ -59,8 +59,8 @@ def commit_note(event: ToolEvent, scope: Scope, command: str, argv: list[str], r
         concepts.append("problem-solution")
     title = f"Committed: {message}" if message else "Committed changes"
     return Note(
-        "change",
-        title,
+        type="change",
+        title=title,
         subtitle=f"{sha} on {branch}" if sha and branch else clip(command, SUBTITLE_CHARS),
         narrative=f"Committed {in_quotes(message, 120) if message else 'the staged changes'}"
         + (f" as {sha}" if sha else "")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-from claude_mem.pipeline.evidence import files_read, input_dict, normalize_path
 from claude_mem.pipeline.local.code_text import defined_names
 from claude_mem.pipeline.local.note import Note, Scope, discovery, output_facts
 from claude_mem.pipeline.local.responses import response_text, tool_error
@@ -24,6 +23,9 @@ from claude_mem.pipeline.local.text import (
 )
 from claude_mem.pipeline.local.tools import tool_note
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.pipeline.tools.evidence import files_read
+from claude_mem.pipeline.tools.inputs import input_dict
+from claude_mem.pipeline.tools.paths import normalize_path
 from claude_mem.text import counted
 
 

@@ -27,8 +27,8 @@ def merged_note(group: list[Note]) -> Note:
     context = first.narrative.partition(" Context: ")[2]
     plus, minus = _line_counts([fact for note in group for fact in note.facts])
     return Note(
-        first.type,
-        f"Edited {target} ({len(group)} edits): {'; '.join(changes)}",
+        type=first.type,
+        title=f"Edited {target} ({len(group)} edits): {'; '.join(changes)}",
         subtitle=first.subtitle,
         narrative=f"Made {len(group)} edits to {target}: {'; '.join(changes)}."
         + (f" Context: {context}" if context else ""),

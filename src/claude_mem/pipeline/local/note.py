@@ -4,23 +4,24 @@ kind; and what a describer may know beyond its event."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+import msgspec
 
 from claude_mem.pipeline.local.text import FACT_CHARS, OUTPUT_FACT_BUDGET, as_int, clip
 from claude_mem.pipeline.providers.base import ObservationDraft, SessionContext, ToolEvent
 
 
-@dataclass(slots=True, kw_only=True)
-class Note(ObservationDraft):
-    """One event's draft in the making (before merging, evidence and the final limits), with
+class Note(ObservationDraft, kw_only=True):
+    """One event's draft in the making (before merging and the final limits), with
     what merging and summaries need to know about it."""
 
     event: ToolEvent
     kind: str
     failed: bool = False
     merge_key: tuple[str, str] | None = None  # (type, file) for edits that may merge
-    changes: list[str] = field(default_factory=list)
-    investigated: list[str] = field(default_factory=list)  # searched/listed/fetched targets
+    changes: list[str] = msgspec.field(default_factory=list)
+    investigated: list[str] = msgspec.field(default_factory=list)  # searched/listed/fetched targets
     completed: str = ""  # a commit, for summaries
 
 
@@ -39,8 +40,8 @@ def discovery(
     """Something learned rather than changed: how something works, or, when a tool or command
     failed, a gotcha."""
     return Note(
-        "discovery",
-        title,
+        type="discovery",
+        title=title,
         subtitle=subtitle,
         narrative=narrative,
         facts=facts,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from claude_mem.pipeline.evidence import program
 from claude_mem.pipeline.local.responses import response_text, text_value
 from claude_mem.pipeline.local.text import (
     as_int,
@@ -17,6 +16,8 @@ from claude_mem.pipeline.local.text import (
     strip_wrappers,
     word_pattern,
 )
+from claude_mem.pipeline.tools.programs import all_have, has_role
+from claude_mem.pipeline.tools.shell import program
 from claude_mem.text import counted
 
 _EXIT = re.compile(
@@ -31,26 +32,6 @@ _FAILURE_TEXT = re.compile(
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b:?")
 _ERROR_WORDS = word_pattern(
     r"error|fatal|cannot|can't|not found|no such file|failed|denied|refused|exception"
-)
-_CONTENT_PROGRAMS = frozenset(
-    {"cat", "head", "tail", "less", "more", "bat", "batcat", "nl", "sed", "grep", "egrep"}
-    | {"fgrep", "rg", "ag", "ls", "tree", "find", "fd", "echo", "git", "jq", "diff", "wc"}
-)
-_EXIT_ONE_OK = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "diff", "cmp", "test", "["})
-SEARCH_PROGRAMS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
-LIST_PROGRAMS = frozenset({"ls", "tree", "find", "fd", "dir"})
-READ_PROGRAMS = frozenset({"cat", "head", "tail", "less", "more", "bat", "batcat", "nl", "sed"})
-NOISE_PROGRAMS = frozenset({"cd", "pushd", "popd", "pwd", "clear", "true", ":", "sleep"})
-_TEST_PROGRAMS = frozenset(
-    {"pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest", "tox"}
-    | {"nox", "ava", "karma", "nose2", "trial"}
-)
-_TEST_RUNNERS = frozenset(
-    {"npm", "yarn", "pnpm", "bun", "deno", "go", "cargo", "dotnet", "mix", "mvn", "gradle"}
-    | {"gradlew", "make", "swift", "flutter", "dart", "zig", "just"}
-)
-_LAUNCHERS = frozenset(
-    {"uv", "poetry", "pipenv", "hatch", "pdm", "npx", "pnpx", "bunx", "bundle", "rye"}
 )
 _SEARCH_VALUE_FLAGS = frozenset(
     {"-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T", "-j", "-M", "--glob", "--type"}
@@ -109,10 +90,12 @@ def run_failed(run: Run, argvs: list[list[str]]) -> bool:
     if run.interrupted:
         return True
     if run.exit_code is not None:
-        return run.exit_code != 0 and not (run.exit_code == 1 and names & _EXIT_ONE_OK)
+        return run.exit_code != 0 and not (
+            run.exit_code == 1 and any(has_role(name, "exit_one_ok") for name in names)
+        )
     if run.error:
         return True
-    if names and names <= _CONTENT_PROGRAMS | NOISE_PROGRAMS:
+    if names and all_have(names, "content", "noise"):
         return False
     return bool(_FAILURE_TEXT.search(run.output))
 
@@ -149,17 +132,17 @@ def is_test(argv: list[str], depth: int = 0) -> bool:
     """Is this simple command a test run (pytest, npm test, go test, cargo test...)?"""
     name = program(argv)
     args = [word for word in argv[1:] if not word.startswith("-")]
-    if name in _TEST_PROGRAMS:
+    if has_role(name, "test"):
         return True
     if name.startswith("python") and "-m" in argv:
         index = argv.index("-m")
         return index + 1 < len(argv) and argv[index + 1] in ("pytest", "unittest", "nose2")
-    if name in _TEST_RUNNERS and args:
+    if has_role(name, "test_runner") and args:
         head = args[0]
         if head in ("test", "t", "tests", "nextest") or (name == "make" and head == "check"):
             return True
         return head == "run" and len(args) > 1 and args[1].startswith("test")
-    if name in _LAUNCHERS and args and depth < 3:
+    if has_role(name, "launcher") and args and depth < 3:
         start = argv.index(args[0]) + (1 if args[0] in ("run", "exec", "x") else 0)
         return is_test(argv[start:], depth + 1) if start < len(argv) else False
     return False

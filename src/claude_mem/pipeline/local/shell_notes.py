@@ -3,15 +3,6 @@ read, a search, a listing, a failure, or any other run."""
 
 from __future__ import annotations
 
-from claude_mem.pipeline.evidence import (
-    command_text,
-    files_read,
-    input_dict,
-    normalize_path,
-    patch_files,
-    program,
-    shell_commands,
-)
 from claude_mem.pipeline.local.classify import changes_state
 from claude_mem.pipeline.local.code_text import defined_names
 from claude_mem.pipeline.local.edits import patch_note
@@ -19,10 +10,6 @@ from claude_mem.pipeline.local.git import commit_note, git_note
 from claude_mem.pipeline.local.lookups import display_dir
 from claude_mem.pipeline.local.note import Note, Scope, discovery, output_facts
 from claude_mem.pipeline.local.shell import (
-    LIST_PROGRAMS,
-    NOISE_PROGRAMS,
-    READ_PROGRAMS,
-    SEARCH_PROGRAMS,
     Run,
     error_line,
     git_sub,
@@ -49,6 +36,12 @@ from claude_mem.pipeline.local.text import (
 )
 from claude_mem.pipeline.local.tools import tool_note
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.pipeline.tools.evidence import files_read
+from claude_mem.pipeline.tools.inputs import command_text, input_dict
+from claude_mem.pipeline.tools.patches import patch_files
+from claude_mem.pipeline.tools.paths import normalize_path
+from claude_mem.pipeline.tools.programs import all_have, has_role
+from claude_mem.pipeline.tools.shell import program, shell_commands
 from claude_mem.text import counted
 
 
@@ -76,7 +69,7 @@ def shell_note(event: ToolEvent, scope: Scope) -> Note | None:
         if note is not None:
             return note
     names = {program(argv) for argv in argvs}
-    if names <= NOISE_PROGRAMS or (names <= LIST_PROGRAMS and not run.output.strip()):
+    if all_have(names, "noise") or (all_have(names, "list") and not run.output.strip()):
         return None
     return _generic_run(event, command, argvs, run)
 
@@ -106,8 +99,8 @@ def _generic_run(event: ToolEvent, command: str, argvs: list[list[str]], run: Ru
         narrative += f" Output: {in_quotes(excerpt(run.output), EXCERPT_CHARS)}."
     description = as_str(input_dict(event).get("description"))
     return Note(
-        "change" if changes else "discovery",
-        title,
+        type="change" if changes else "discovery",
+        title=title,
         subtitle=clip(description or command, SUBTITLE_CHARS),
         narrative=narrative,
         facts=[f"Command: {clip(command, 180)}"],
@@ -120,8 +113,8 @@ def _generic_run(event: ToolEvent, command: str, argvs: list[list[str]], run: Ru
 def _shell_read(event: ToolEvent, command: str, argvs: list[list[str]], run: Run) -> Note | None:
     """cat / head / tail / sed -n ...: plainly reading files."""
     paths = files_read(event)
-    readers = [argv for argv in argvs if program(argv) not in NOISE_PROGRAMS]
-    if not paths or not readers or any(program(a) not in READ_PROGRAMS for a in readers):
+    readers = [argv for argv in argvs if not has_role(program(argv), "noise")]
+    if not paths or not readers or not all_have(map(program, readers), "reader"):
         return None
     span = read_span(readers[0]) if len(readers) == 1 else ""
     lines = len(run.output.splitlines())
@@ -150,7 +143,7 @@ def _shell_read(event: ToolEvent, command: str, argvs: list[list[str]], run: Run
 def _shell_search(event: ToolEvent, command: str, argvs: list[list[str]], run: Run) -> Note | None:
     """grep / rg / ag / git grep: the pattern, where, and how many matches."""
     argv = next(
-        (a for a in argvs if program(a) in SEARCH_PROGRAMS or (git_sub(a)[0] == "grep")),
+        (a for a in argvs if has_role(program(a), "search") or git_sub(a)[0] == "grep"),
         None,
     )
     if argv is None:
@@ -188,7 +181,7 @@ def _shell_search(event: ToolEvent, command: str, argvs: list[list[str]], run: R
 
 def _shell_list(event: ToolEvent, command: str, argvs: list[list[str]], run: Run) -> Note | None:
     """ls / tree / find / fd: a folder's entries; empty output is noise."""
-    argv = next((a for a in argvs if program(a) in LIST_PROGRAMS), None)
+    argv = next((a for a in argvs if has_role(program(a), "list")), None)
     if argv is None or not run.output.strip():
         return None
     entries = [

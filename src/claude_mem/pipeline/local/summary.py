@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-from claude_mem.pipeline.evidence import evidence
 from claude_mem.pipeline.local.compress import event_notes
 from claude_mem.pipeline.local.note import Note
 from claude_mem.pipeline.local.text import (
@@ -17,6 +16,7 @@ from claude_mem.pipeline.local.text import (
     word_pattern,
 )
 from claude_mem.pipeline.providers.base import SessionContext, SummaryDraft, SummaryInput
+from claude_mem.pipeline.tools.evidence import evidence
 
 _NEXT_WORDS = word_pattern(
     r"next|todo|to-do|remaining|remains|should|follow[- ]up|still need|not yet|later"
@@ -106,10 +106,8 @@ def summarize_session(request: SummaryInput, ctx: SessionContext) -> SummaryDraf
     """A session summary from its events, stored observations and last assistant message."""
     notes = event_notes(list(request.events), ctx)
     read, modified = evidence(request.events)
-    read = dedup([*read, *(path for obs in request.observations for path in obs.files_read)])
-    modified = dedup(
-        [*modified, *(path for obs in request.observations for path in obs.files_modified)]
-    )
+    read = dedup([*read, *request.files_read])
+    modified = dedup([*modified, *request.files_modified])
     sentences = _sentences(as_str(request.last_assistant_message))
     return SummaryDraft(
         request=_request(ctx),

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 
-from claude_mem.pipeline.evidence import normalize_path
 from claude_mem.pipeline.local.note import Note, discovery, output_facts
 from claude_mem.pipeline.local.shell import EXCEPTION_LINE, Run, error_line, run_failed
 from claude_mem.pipeline.local.text import SUBTITLE_CHARS, backticked, clip, dedup, shortlist
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.pipeline.tools.paths import normalize_path
 
 _COUNT = re.compile(
     r"(\d{1,7})\s+(passed|failed|failures?|errors?|skipped|xfailed|xpassed|passing|failing|"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from claude_mem.pipeline.evidence import input_dict
 from claude_mem.pipeline.local.classify import tool_changes
 from claude_mem.pipeline.local.note import Note, Scope, discovery
 from claude_mem.pipeline.local.responses import response_text
@@ -15,6 +14,7 @@ from claude_mem.pipeline.local.text import (
     in_quotes,
 )
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.pipeline.tools.inputs import input_dict
 
 _KEY_ORDER = ("query", "url", "file_path", "path", "pattern", "command", "name", "title", "id")
 
@@ -61,8 +61,8 @@ def tool_note(event: ToolEvent, scope: Scope) -> Note:
     if reply:
         narrative += f" It returned: {in_quotes(excerpt(reply), EXCERPT_CHARS)}."
     return Note(
-        "change" if changes else "discovery",
-        title,
+        type="change" if changes else "discovery",
+        title=title,
         subtitle=f"tool {label}",
         narrative=narrative,
         facts=[clip(f"{key}: {value}", FACT_CHARS) for key, value in pairs[:5]],

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from claude_mem.pipeline.evidence import input_dict
 from claude_mem.pipeline.local.note import Note, Scope, discovery
 from claude_mem.pipeline.local.responses import json_text, response_text
 from claude_mem.pipeline.local.text import (
@@ -19,6 +18,7 @@ from claude_mem.pipeline.local.text import (
     shortlist,
 )
 from claude_mem.pipeline.providers.base import ToolEvent
+from claude_mem.pipeline.tools.inputs import input_dict
 from claude_mem.text import counted
 
 _URL = re.compile(r"https?://[^\s'\"<>)]+")

@@ -1,8 +1,9 @@
 """The one contract every compressor implements, built-in or third-party.
 
 A provider turns a batch of a session's tool events into observation drafts, and a summary
-request into a summary draft. It never touches the store: the consumer cleans, checks file
-evidence, stores, and accounts for the tokens reported here.
+request into a summary draft. It never touches the store: the consumer cleans, computes
+each observation's file lists from its source events (a draft carries none), stores, and
+accounts for the tokens reported here.
 
 Beyond the two required methods a provider may declare what it is and what else it can do;
 `registry.traits` and `registry.corpus_answerer` read these, and one that is left out takes
@@ -24,6 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+import msgspec
+
+from claude_mem import records
 from claude_mem.settings import setting_key
 
 if TYPE_CHECKING:
@@ -57,27 +61,17 @@ class SessionContext:
     prompts: tuple[str, ...] = ()  # the session's user prompts so far, oldest first
 
 
-@dataclass(slots=True)
-class ObservationDraft:
-    type: str
-    title: str
-    subtitle: str = ""
-    narrative: str = ""
-    facts: list[str] = field(default_factory=list)
-    concepts: list[str] = field(default_factory=list)
-    files_read: list[str] = field(default_factory=list)
-    files_modified: list[str] = field(default_factory=list)
-    source_event_ids: list[int] = field(default_factory=list)  # tool_use_row_ids it came from
+class ObservationDraft(records.ObservationDraft, kw_only=True):
+    """An observation as a provider drafts it (`records.ObservationDraft`: the record's own
+    fields, so a field added there is one a provider can write), with the tool events it came
+    from; the consumer adds the rest, file lists included."""
+
+    source_event_ids: list[int] = msgspec.field(
+        default_factory=list
+    )  # tool_use_row_ids it came from
 
 
-@dataclass(slots=True)
-class SummaryDraft:
-    request: str = ""
-    investigated: str = ""
-    learned: str = ""
-    completed: str = ""
-    next_steps: str = ""
-    notes: str = ""
+SummaryDraft = records.SummaryDraft
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +81,10 @@ class SummaryInput:
     last_assistant_message: str
     events: tuple[ToolEvent, ...] = ()  # the session's recorded tool events, oldest first
     observations: tuple[ObservationDraft, ...] = ()  # what was already stored for it
+    # The stored observations' file lists, in their order (evidence the events may not cover:
+    # older events, imported observations).
+    files_read: tuple[str, ...] = ()
+    files_modified: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -308,7 +308,6 @@ class LLMProvider:
         drafts = parsed.observations if parsed.kind == "observations" else []
         ids = [event.tool_use_row_id for event in events]
         for draft in drafts:
-            # The model's file lists stay as given; the consumer replaces them with evidence.
             draft.source_event_ids = list(ids)
         return self._result(completion, reply, observations=drafts)
 
