@@ -4,6 +4,7 @@ privacy pass, and one pass serves every intake: the worker's ingest cleans nothi
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from typing import TypeVar
@@ -22,15 +23,22 @@ def cleaned(record: R, redact: bool) -> R:
     """`record` with its CLEANED fields privacy-cleaned, then its CUT fields cut: in that
     order, so a cut can never split a private region and keep its tail."""
     changes: dict[str, object] = {}
-    for column in columns(type(record)):
+    for column, cleans, cuts in _treated(type(record)):
         value = getattr(record, column.name)
-        if CLEANED in column.flags:
+        if cleans:
             value = _clean(column, value, redact)
-        if CUT in column.flags:
+        if cuts:
             value = truncate_value(value) if column.shape == "json" else truncate_text(value)
-        if CLEANED in column.flags or CUT in column.flags:
-            changes[column.name] = value
+        changes[column.name] = value
     return msgspec.structs.replace(record, **changes)
+
+
+@functools.cache
+def _treated(kind: type[Record]) -> tuple[tuple[Column, bool, bool], ...]:
+    """The kind's columns the store cleans or cuts, with which (asked once per kind: the
+    insert path runs for every stored row)."""
+    marked = ((c, CLEANED in c.flags, CUT in c.flags) for c in columns(kind))
+    return tuple(entry for entry in marked if entry[1] or entry[2])
 
 
 def _clean(column: Column, value: object, redact: bool) -> object:
@@ -52,14 +60,21 @@ def insert(
     """INSERT a `cleaned` record's fields (not `id`, which SQLite assigns) into its table, with
     an optional ON CONFLICT clause and its parameters; the new id, or None if the clause
     skipped the row. List fields are stored as JSON arrays, JSON values as JSON text."""
-    stored = [c for c in columns(type(record)) if c.name != "id"]
-    names = ", ".join(c.name for c in stored)
-    marks = ", ".join("?" * len(stored))
+    stored, statement = _statement(type(record))
     row = conn.execute(
-        f"INSERT INTO {record.table} ({names}) VALUES ({marks}) {conflict} RETURNING id",
+        f"{statement} {conflict} RETURNING id",
         (*(_stored(c, getattr(record, c.name)) for c in stored), *params),
     ).fetchone()
     return None if row is None else int(row[0])
+
+
+@functools.cache
+def _statement(kind: type[Record]) -> tuple[tuple[Column, ...], str]:
+    """The columns an insert writes and its INSERT … VALUES, built once per kind."""
+    stored = tuple(c for c in columns(kind) if c.name != "id")
+    names = ", ".join(c.name for c in stored)
+    marks = ", ".join("?" * len(stored))
+    return stored, f"INSERT INTO {kind.table} ({names}) VALUES ({marks})"
 
 
 def _stored(column: Column, value: object) -> object:
