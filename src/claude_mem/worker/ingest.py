@@ -176,24 +176,19 @@ class Ingest:
             )
             result = add_prompt(conn, sid, _prompt_text(event), redact=self._redact, now=now,
                                 duplicate_within_ms=DUPLICATE_PROMPT_WINDOW_MS)  # fmt: skip
+        unstored = IngestResult(
+            status="skipped", session_id=sid, prompt_number=result.prompt_number,
+            project=project.name,
+        )  # fmt: skip
         if result.duplicate:
-            return IngestResult(
-                status="duplicate",
-                reason="same prompt within 10 s",
-                session_id=sid,
-                prompt_number=result.prompt_number,
-                project=project.name,
+            window = DUPLICATE_PROMPT_WINDOW_MS // 1000
+            return msgspec.structs.replace(
+                unstored, status="duplicate", reason=f"same prompt within {window} s"
             )
         if existing is None:
             self.stream.publish("session_started", session_id=sid, project=project.name)
         if result.private:
-            return IngestResult(
-                status="skipped",
-                reason="private",
-                session_id=sid,
-                prompt_number=result.prompt_number,
-                project=project.name,
-            )
+            return msgspec.structs.replace(unstored, reason="private")
         self.stream.publish(
             "new_prompt",
             prompt={
