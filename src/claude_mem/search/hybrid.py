@@ -47,8 +47,10 @@ Nearest neighbours always exist, so without a floor a query that matches nothing
 a recipe, a random identifier) still brings the nearest records into every fused ranking. The
 value is calibrated for the bundled MiniLM model by bench/vector_floor.py: paraphrased questions
 about coding-agent memories (tests/fixtures/vector-floor/) score above it against their own
-record, unrelated and nonsense queries score below it against every record. Every vector hit
-(each kind; search, MCP, prompt-time injection and corpus matches alike) passes `similar`.
+record, unrelated and nonsense queries score below it against every record. Short
+one-tool-call rows ("Ran tests: 4 passed") draw nonsense identifiers closest, so the bench scores
+unrelated queries against such rows too. Every vector hit (each kind; search, MCP, prompt-time
+injection and corpus matches alike) passes `similar`.
 """
 FILES_SHOWN = 3
 MAX_DEPTH = 50
