@@ -64,6 +64,7 @@ BENCHMARKS = (
         "Embedding model threads and index recall on real vectors",
         quick=("--texts", "1000"),
     ),
+    Benchmark("vector-floor", "vector_floor.py", "Vector similarity floor on real embeddings"),
     Benchmark(
         "transfer",
         "transfer_bench.py",

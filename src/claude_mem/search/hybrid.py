@@ -40,7 +40,18 @@ FULLTEXT_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
 KIND_WEIGHT: dict[str, float] = {"observation": 1.0, "summary": 1.0, "prompt": 0.8}
 CANDIDATES = 200  # per kind and per source; bounds work on very frequent terms
-MIN_SIMILARITY = 0.2  # vector hits below this cosine similarity are noise, not matches
+MIN_SIMILARITY = 0.25
+"""The cosine similarity below which a vector hit is noise, not a match.
+
+Nearest neighbours always exist, so without a floor a query that matches nothing (`qqzzxxvv`,
+a recipe, a random identifier) still brings the nearest records into every fused ranking. The
+value is calibrated for the bundled MiniLM model by bench/vector_floor.py: paraphrased questions
+about coding-agent memories (tests/fixtures/vector-floor/) score above it against their own
+record, unrelated and nonsense queries score below it against every record. Short
+one-tool-call rows ("Ran tests: 4 passed") draw nonsense identifiers closest, so the bench scores
+unrelated queries against such rows too. Every vector hit (each kind; search, MCP, prompt-time
+injection and corpus matches alike) passes `similar`.
+"""
 FILES_SHOWN = 3
 MAX_DEPTH = 50
 
@@ -133,10 +144,9 @@ class HybridSearcher:
         vectors: VectorSource | None = None,
         *,
         candidates: int = CANDIDATES,
-        min_similarity: float = MIN_SIMILARITY,
     ) -> None:
         self.db, self.vectors = db, vectors
-        self.candidates, self.min_similarity = candidates, min_similarity
+        self.candidates = candidates
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -282,16 +292,13 @@ class HybridSearcher:
     def _index_hits(
         self, kind: Kind, vector: Any, allowed: set[int] | None
     ) -> list[tuple[int, float]]:
-        """The index's best hits above `min_similarity`."""
+        """The index's best hits at or above the floor."""
         assert self.vectors is not None
         try:
-            pairs = self.vectors.index(kind).query(vector, self.candidates, allowed)
+            return similar(self.vectors.index(kind), vector, self.candidates, allowed)
         except Exception as exc:  # a missing or broken index: full text still answers
             log.warn("search", "vector query failed", kind=kind, error=repr(exc))
             return []
-        # The index may lag behind deletes and never knows about privacy: keep_allowed asks
-        # the store afterwards.
-        return [(int(i), float(s)) for i, s in pairs if s >= self.min_similarity]
 
     def _recent(
         self, kinds: Sequence[Kind], filters: SearchFilters, limit: int, offset: int
@@ -311,6 +318,15 @@ class HybridSearcher:
             for record_id, row in sq.index_rows(self.conn, kind, ids).items()
         }
         return [_hit(rows[key], score) for key, score in ranked if key in rows]
+
+
+def similar(
+    index: VectorIndexLike, vector: Any, k: int, allowed: set[int] | None = None
+) -> list[tuple[int, float]]:
+    """The index's `k` best (id, cosine) pairs at or above `MIN_SIMILARITY`, best first: an
+    empty list when nothing is close enough. The index may lag behind deletes and never knows
+    about privacy: `keep_allowed` asks the store afterwards."""
+    return [(int(i), float(s)) for i, s in index.query(vector, k, allowed) if s >= MIN_SIMILARITY]
 
 
 _POOL: ThreadPoolExecutor | None = None
