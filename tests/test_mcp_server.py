@@ -20,7 +20,6 @@ from claude_mem.store.fulltext import QUERY_CHARS
 from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
 from tests.net import free_port
-from tests.polling import sooner_than
 from tests.test_store_fulltext import STACK_TRACE
 from tests.worker_process import CLI, Env, worker_env
 
@@ -218,8 +217,7 @@ def test_worker_that_cannot_start_is_a_tool_error(tmp_path: Path) -> None:
             await session.call_tool("session_start_context", {}),
         ]
 
-    with sooner_than(30):  # two calls, each refused at once rather than after a start wait
-        results = with_session(env_vars, tmp_path, work)
+    results = with_session(env_vars, tmp_path, work)
     for result in results:
         assert result.is_error
         assert "worker is not running and could not be started" in text_of(result)

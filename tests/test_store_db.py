@@ -9,8 +9,7 @@ import pytest
 
 from claude_mem import paths
 from claude_mem.store import Database
-from claude_mem.store.db import BUSY_TIMEOUT_MS, connect, fts5_available, open_database
-from tests.polling import sooner_than
+from claude_mem.store.db import connect, fts5_available, open_database
 
 
 def test_pragmas_on_every_connection(data_dir: Path) -> None:
@@ -181,11 +180,15 @@ def test_non_blocking_write_raises_instead_of_waiting(data_dir: Path) -> None:
     release.set()
     holder.join(10)
 
-    # Another process's connection holds SQLite's write lock: no 5 s busy wait either.
+    # Another process's connection holds SQLite's write lock: no busy wait either (the writer
+    # turns its busy timeout off for the attempt).
     other = connect(database.path)
     other.execute("BEGIN IMMEDIATE")
-    with sooner_than(BUSY_TIMEOUT_MS / 1000):
-        assert attempt() == "would block"
+    statements: list[str] = []
+    database._writer.set_trace_callback(statements.append)
+    assert attempt() == "would block"
+    database._writer.set_trace_callback(None)
+    assert statements[:2] == ["PRAGMA busy_timeout = 0", "BEGIN IMMEDIATE"]
     other.execute("ROLLBACK")
     other.close()
     # The writer's own busy timeout is back for ordinary writes, and nothing was written.
