@@ -359,7 +359,7 @@ def test_every_field_is_mapped_and_the_source_is_untouched(source: Path) -> None
         "files_read": '["src/cart.py"]', "files_modified": '["src/cart.py", "tests/test_cart.py"]',
         "prompt_number": 1, "discovery_tokens": 1234, "content_hash": "",
         "agent_type": "reviewer", "agent_id": "agent-7", "generated_by": "claude-haiku-4-5",
-        "source": "import", "created_at": EPOCH + 100,
+        "source": "import", "created_at": EPOCH + 100, "superseded_by": None,
     }  # fmt: skip
     assert (obs[1]["narrative"], obs[1]["title"], obs[1]["facts"]) == (
         "Legacy free text observation", "", "[]")  # fmt: skip

@@ -59,6 +59,11 @@ SEED_AFTER = {
         "INSERT INTO observations (id, session_id, project, type, title, content_hash, source,"
         " created_at) VALUES (3, 1, 'proj', 'change', 'Imported', 'h3', 'import', 1008)",
     ],
+    "0011_turns_and_supersede": [
+        "UPDATE sessions SET transcript_path = '/t.jsonl', transcript_offset = 10 WHERE id = 1",
+        "INSERT INTO observations (id, session_id, project, type, title, content_hash,"
+        " created_at, superseded_by) VALUES (6, 1, 'proj', 'decision', 'Old', 'h6', 1009, 3)",
+    ],
 }
 
 
@@ -92,7 +97,10 @@ def test_fresh_database_has_all_tables_triggers_and_fts(data_dir: Path) -> None:
             for suffix in ("ai", "ad", "au"):
                 assert f"{table}_{suffix}" in names
         fks = conn.execute("PRAGMA foreign_key_list(observations)").fetchall()
-        assert [(fk["table"], fk["on_delete"]) for fk in fks] == [("sessions", "CASCADE")]
+        assert sorted((fk["table"], fk["on_delete"]) for fk in fks) == [
+            ("observations", "SET NULL"),  # superseded_by: the replacement may be forgotten
+            ("sessions", "CASCADE"),
+        ]
         columns = [r["name"] for r in conn.execute("PRAGMA table_info(observations)")]
         for column in (
             "type", "title", "subtitle", "narrative", "facts", "concepts", "files_read",
@@ -138,7 +146,15 @@ def test_upgrade_from_every_earlier_schema_keeps_data(data_dir: Path, stop_index
             # rows from before the source column count as captured by hooks, except memories
             # saved by hand
             sources = dict(conn.execute("SELECT id, source FROM observations WHERE id IN (1, 4)"))
-            assert sources == {1: "hooks", 4: "manual"}
+            if "0010_observation_source" in db.migrated:
+                assert sources == {1: "hooks", 4: "manual"}
+        if "0011_turns_and_supersede" in db.migrated:  # rows from before it: nothing replaced
+            assert (
+                conn.execute(
+                    "SELECT count(*) FROM observations WHERE superseded_by IS NOT NULL"
+                ).fetchone()[0]
+                == 0
+            )
         upgraded = schema_of(conn)
     backups = list(paths.backups_dir().iterdir())
     assert len(backups) == 1

@@ -75,6 +75,7 @@ class Observation(ObservationDraft, Record, kw_only=True):
     generated_by: str | None = None
     source: ObservationSource = "hooks"
     created_at: int = 0
+    superseded_by: int | None = None  # the newer observation that replaced this one
 
 
 class SummaryDraft(msgspec.Struct, kw_only=True):
@@ -129,6 +130,8 @@ class Session(Record, kw_only=True):
     updated_at: int = 0
     ended_at: int | None = None
     end_reason: OptionalText = None
+    transcript_path: str | None = None  # the host's transcript, as the hooks reported it
+    transcript_offset: int = 0  # bytes of it already turned into units
 
 
 class ToolUse(Record, kw_only=True):

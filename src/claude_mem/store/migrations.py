@@ -36,6 +36,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0008_observation_files", schema.OBSERVATION_FILES),
     Migration("0009_search_filters", schema.SEARCH_FILTERS),
     Migration("0010_observation_source", schema.OBSERVATION_SOURCE),
+    Migration("0011_turns_and_supersede", schema.TURNS_AND_SUPERSEDE),
 )
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (

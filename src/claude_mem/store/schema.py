@@ -279,3 +279,15 @@ OBSERVATION_SOURCE = """
 ALTER TABLE observations ADD COLUMN source TEXT NOT NULL DEFAULT 'hooks';
 UPDATE observations SET source = 'manual' WHERE generated_by = 'manual';
 """
+
+# Turns: where the host's transcript is and how far it has been read (the offset commits with
+# the units built from it), and the link from a superseded observation to the one that
+# replaced it (kept, never deleted).
+TURNS_AND_SUPERSEDE = """
+ALTER TABLE sessions ADD COLUMN transcript_path TEXT;
+ALTER TABLE sessions ADD COLUMN transcript_offset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE observations ADD COLUMN superseded_by INTEGER
+    REFERENCES observations (id) ON DELETE SET NULL;
+CREATE INDEX idx_observations_superseded ON observations (superseded_by)
+    WHERE superseded_by IS NOT NULL;
+"""

@@ -48,6 +48,29 @@ class ToolEvent:
     agent_type: str | None = None
     agent_id: str | None = None
     created_at: int = 0
+    tool_use_id: str | None = None  # the host's id for the call (matches its transcript)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentWords:
+    """Text the agent wrote in a turn (privacy-cleaned), and where: before the tool call
+    whose host id is `before`, or after the last one when `before` is None."""
+
+    text: str
+    before: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One prompt turn, the unit compression works on: the user's words, the agent's words
+    between its tool calls (from the host's transcript), its closing reply (the Stop's
+    `last_assistant_message`, or the transcript's last text), and the turn's tool events."""
+
+    prompt_number: int | None
+    prompt: str = ""  # the user's prompt ('' when unknown or private)
+    words: tuple[AgentWords, ...] = ()  # in the order written
+    reply: str = ""
+    closed: bool = True  # False when the turn is compressed before it ended (idle fallback)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +82,7 @@ class SessionContext:
     platform: str
     cwd: str | None = None
     prompts: tuple[str, ...] = ()  # the session's user prompts so far, oldest first
+    turn: Turn | None = None  # the turn the batch's events belong to, when compressing a turn
 
 
 class ObservationDraft(records.ObservationDraft, kw_only=True):
