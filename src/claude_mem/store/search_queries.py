@@ -174,9 +174,13 @@ def fulltext_ranked(
         conditions = f"{fts} MATCH ? AND {where}"
     sql = f"""SELECT {fts}.rowid, {fts}.rank FROM {source} WHERE {conditions}
               ORDER BY {fts}.rowid DESC LIMIT ?"""
+    size = max(window, limit)
     ranks: dict[int, float] = {}
     for expression in expressions:  # the same phrases: a record scores the same in each
-        ranks.update(conn.execute(sql, (expression, *params, max(window, limit))).fetchall())
+        found = conn.execute(sql, (expression, *params, size)).fetchall()
+        ranks.update(found)
+        if len(found) < size:  # every match of the widest expression is scored already
+            break
     rows = sorted(ranks.items(), key=lambda row: (row[1], -row[0]))  # FTS5 rank: lower is better
     return [(row[0], -float(row[1])) for row in rows[:limit]]
 
