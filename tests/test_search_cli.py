@@ -100,7 +100,7 @@ def test_without_a_worker_says_meaning_based_search_needs_it(
     monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(free_port()))  # no worker there
     sid = session(Database(), "s-1", project="proj")
     observation(Database(), sid, title="Totals lost a cent to rounding", created_at=T0)
-    assert cli.main(["search", "rounding bug"]) == 0
+    assert cli.main(["search", "bug in the sums"]) == 0  # no word of the record
     out, err = capsys.readouterr()
     assert out.startswith("No results")
     assert "meaning-based search needs the worker" in err
@@ -182,6 +182,48 @@ def test_through_a_running_worker(
         assert cli.main(["search", "x", "--since", "yesterday"]) == 2
         assert cli.main(["search", "x", "--type", "nosuchtype"]) == 2
         assert "unknown type 'nosuchtype': the types are bugfix" in capsys.readouterr().err
+
+
+SYMPTOM = (
+    "A customer wrote that the invoice they received shows a grand total one cent lower than"
+    " it should be. Adding the line amounts by hand gives 1.73, yet the printed invoice says"
+    " 1.72. I suspect the way the amounts get added up, or the final rounding to two places,"
+    " loses a cent somewhere. Which earlier change dealt with this wrong invoice total, and"
+    " what exactly was causing it?"
+)
+
+
+def test_a_long_symptom_in_other_words_finds_its_record_without_vectors(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert len(SYMPTOM.split()) >= 60
+    monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")
+    with running_worker() as worker:
+        db = worker.state.db
+        assert db is not None
+        sid = session(db, "s-1", project="proj")
+        target = observation(
+            db, sid, type="bugfix", title="Invoice total was a cent short",
+            narrative="Summing the line amounts as floats accumulated binary error, so"
+            " round(total, 2) printed 1.72 instead of 1.73; amounts are Decimal now.",
+            files_modified=["src/invoicer/invoice.py"],
+        )  # fmt: skip
+        for title, narrative in [
+            ("CSV export keeps the header row", "The header row is written even when empty."),
+            ("Login token expired too early", "The clock skew made the token look stale."),
+            ("Retry webhooks twice", "A failed webhook call is retried twice, never more."),
+            ("Invoice PDF uses the new logo", "The printed invoice shows the customer name."),
+            ("Cache the exchange rates", "Rates are fetched once per hour and added to a dict."),
+        ]:
+            observation(db, sid, title=title, narrative=narrative)
+        monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(worker.port))
+        found = run_json(capsys, SYMPTOM)
+        question = run_json(capsys, "Why was the printed invoice one cent short of its lines?")
+    assert found["source"] == "worker"
+    assert found["mode"] == "fulltext"
+    assert found["clipped"] is False
+    assert found["hits"][0]["id"] == target
+    assert question["hits"][0]["id"] == target
 
 
 # --- semantic injection in the prompt hook ------------------------------------------------

@@ -95,7 +95,7 @@ class Fixture:
         self.embedding = FakeEmbedding(
             {
                 "parse_config_value": (1.0, 0.0, 0.2),
-                "make network requests try again after failures": (0.0, 1.0, 0.0),
+                "network requests should try again when they fail": (0.0, 1.0, 0.0),
             },
             {
                 "observation": FakeIndex({
@@ -137,8 +137,8 @@ def test_exact_identifier_wins_through_full_text(fx: Fixture) -> None:
 
 
 def test_paraphrase_wins_through_vectors(fx: Fixture) -> None:
-    query = "make network requests try again after failures"
-    assert fx.searcher().search(query).hits == []
+    query = "network requests should try again when they fail"
+    assert fx.searcher().search(query).hits == []  # no word of it is in any record
     result = fx.searcher(vectors=True).search(query)
     assert result.mode == "hybrid"
     assert result.hits[0].id == fx.retry

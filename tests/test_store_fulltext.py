@@ -12,8 +12,10 @@ from claude_mem.store.fulltext import (
     QUERY_CHARS,
     clip_query,
     match_expression,
+    match_expressions,
     search_observations,
 )
+from claude_mem.store.search_queries import SearchFilters, fulltext_ranked
 from tests.store_helpers import observation, session
 
 
@@ -33,7 +35,7 @@ def db(data_dir: Path) -> Database:
     [
         ("src/a-b/c.py", "src/a-b/c.py"),
         ("foo.bar()", "foo.bar()"),
-        ("AND", "AND queue"),
+        ('"scheduler AND queue"', "AND queue"),
         ("NEAR", "AND queue"),
         ('"scheduler', "AND queue"),
         ("resume", "Résumé"),
@@ -46,20 +48,115 @@ def test_user_text_is_searched_literally(db: Database, query: str, title_part: s
     assert title_part in hits[0]["title"]
 
 
-@pytest.mark.parametrize("query", ["", "   ", "***", "()", '"', "-", "\x00", "NOT"])
+@pytest.mark.parametrize(
+    "query", ["", "   ", "***", "()", '"', "-", "\x00", "NOT", "AND", "the and of it"]
+)
 def test_queries_without_words_or_unmatched_return_empty(db: Database, query: str) -> None:
     assert search_observations(db.read(), query) == []
 
 
-def test_all_tokens_required_and_project_filter(db: Database) -> None:
-    assert search_observations(db.read(), "path zebra") == []
+@pytest.mark.parametrize(
+    "query",
+    ['NEAR("a" "b", 2)', '"unterminated AND path', "* OR - NOT ^", '"" "" ""', 'a"b"c',
+     "title: path", "^path", "{title}: bug", "path\x01\x7f bug", "(path OR", "path\" bug",
+     "bug " * 3000, ('"' + "x " * 40) * 50],
+)  # fmt: skip
+def test_hostile_queries_are_searched_as_text(db: Database, query: str) -> None:
+    hits = {h["id"] for h in search_observations(db.read(), query)}
+    assert hits == {i for i, _ in fulltext_ranked(db.read(), "observation", query, SearchFilters())}
+
+
+def test_any_term_ranks_and_project_filter(db: Database) -> None:
+    assert [h["title"] for h in search_observations(db.read(), "path zebra")] == [
+        "Fixed path bug in src/a-b/c.py"
+    ]
+    assert search_observations(db.read(), "zebra") == []
     assert len(search_observations(db.read(), "parsing", projects=("p2",))) == 1
     assert search_observations(db.read(), "parsing", projects=("p1",)) == []
 
 
-def test_match_expression_quotes_every_token() -> None:
-    assert match_expression('say "hi" now') == '"say" """hi""" "now"'
-    assert match_expression("a* OR b") == '"a*" "OR" "b"'
+def test_match_expressions_quote_every_part() -> None:
+    assert match_expressions('say "hi" now') == (
+        '"hi" AND ("hi" OR "say")',
+        '"hi" AND ("hi" AND "say")',
+    )
+    assert match_expressions("NEAR* OR b*") == ('("NEAR")',)
+    assert match_expression('fix src/a-b/c.py "x y"') == (
+        '"x y" AND ("src/a-b/c.py") AND ("x y" OR "src/a-b/c.py" OR "fix")'
+    )
+    assert match_expression('x"foo.py') == '("x""foo.py") AND ("x""foo.py")'
+    assert match_expressions("The Of AND it") == ()
+
+
+def test_rows_with_more_of_the_terms_rank_higher(data_dir: Path) -> None:
+    database = Database()
+    sid = session(database)
+    one = observation(database, sid, title="Retry the upload once")
+    two = observation(database, sid, title="Webhook retry skipped")
+    every = observation(database, sid, title="Webhook retry backoff doubles the delay")
+    observation(database, sid, title="Unrelated cache note")
+    query = "webhook retry backoff delay"
+    assert [h["id"] for h in search_observations(database.read(), query)] == [every, two, one]
+    ranked = fulltext_ranked(database.read(), "observation", query, SearchFilters())
+    assert [i for i, _ in ranked] == [every, two, one]
+    assert ranked[0][1] > ranked[1][1] > ranked[2][1]
+
+
+def test_stop_words_do_not_count(data_dir: Path) -> None:
+    database = Database()
+    sid = session(database)
+    observation(database, sid, title="The cache and the queue are in it")
+    target = observation(database, sid, title="Stampede when a hot key expires")
+    conn = database.read()
+    assert search_observations(conn, "the and of it is in") == []
+    assert fulltext_ranked(conn, "observation", "What is the", SearchFilters()) == []
+    # Only the word that counts matches: the stop words find no other row.
+    assert [h["id"] for h in search_observations(conn, "what is the stampede")] == [target]
+    # Inside a quoted phrase they are kept.
+    assert len(search_observations(conn, '"the queue"')) == 1
+
+
+def test_a_quoted_phrase_is_still_required(data_dir: Path) -> None:
+    database = Database()
+    sid = session(database)
+    phrase = observation(database, sid, title="Cache stampede fixed with a lock")
+    apart = observation(database, sid, title="Stampede of requests misses the cache, fixed")
+    conn = database.read()
+    assert [h["id"] for h in search_observations(conn, '"cache stampede"')] == [phrase]
+    assert [h["id"] for h in search_observations(conn, '"cache stampede" fixed requests')] == [
+        phrase
+    ]
+    assert {h["id"] for h in search_observations(conn, "cache stampede")} == {phrase, apart}
+
+
+def test_paths_and_identifiers_still_match_exactly(data_dir: Path) -> None:
+    database = Database()
+    sid = session(database)
+    path = observation(database, sid, title="Fix loader", files_modified=["src/a.py"])
+    observation(database, sid, title="A note on src layout: a py project", narrative="loader")
+    observation(database, sid, title="Fix loader again", files_modified=["src/b.py"])
+    snake = observation(database, sid, title="Call parse_config_value once")
+    observation(database, sid, title="Parse the config value lazily")
+    conn = database.read()
+    assert [h["id"] for h in search_observations(conn, "src/a.py")] == [path]
+    assert [h["id"] for h in search_observations(conn, "loader src/a.py")] == [path]
+    assert [h["id"] for h in search_observations(conn, "why parse_config_value")] == [snake]
+    # Two exact parts: a row needs one of them, the row with more terms ranks first.
+    both = search_observations(conn, "parse_config_value src/a.py loader")
+    assert [h["id"] for h in both] == [path, snake]
+
+
+def test_a_frequent_term_never_pushes_out_a_row_with_every_term(data_dir: Path) -> None:
+    database = Database()
+    sid = session(database)
+    old = observation(database, sid, title="Cache stampede when a hot key expires")
+    for i in range(10):
+        observation(database, sid, title=f"cache note {i}")
+    ranked = fulltext_ranked(
+        database.read(), "observation", "cache stampede", SearchFilters(), 3, window=5
+    )
+    assert ranked[0][0] == old
+    assert len(ranked) == 3
 
 
 @settings(
@@ -72,8 +169,6 @@ def test_any_unicode_query_never_errors(db: Database, query: str) -> None:
 
 
 def test_frequent_terms_rank_only_the_most_recent_matches(data_dir: Path) -> None:
-    from claude_mem.store.search_queries import SearchFilters, fulltext_ranked
-
     database = Database()
     sid = session(database)
     ids = [
@@ -92,9 +187,9 @@ def test_frequent_terms_rank_only_the_most_recent_matches(data_dir: Path) -> Non
     assert sorted(i for i, _ in p1) == ids[-8:][1::2]
     # The window never cuts below the limit asked for.
     assert len(fulltext_ranked(conn, "observation", "cache", SearchFilters(), 30, window=5)) == 30
-    # Fewer matches than the window: everything is ranked.
-    few = fulltext_ranked(conn, "observation", "cache note 7", SearchFilters(), 100, window=5)
-    assert [i for i, _ in few] == [ids[7]]
+    # A row with every term is scored though older than the window, and ranks first.
+    few = fulltext_ranked(conn, "observation", "cache note 7", SearchFilters(), 6, window=5)
+    assert [i for i, _ in few] == [ids[7], *reversed(ids[-5:])]
 
 
 def stack_trace(frames: int = 150) -> str:

@@ -1,13 +1,16 @@
-"""Full-text queries that accept any user text: every token is searched literally.
+"""Full-text queries that accept any user text: terms rank, exact parts filter.
 
-Quoting each whitespace-separated token as an FTS5 phrase means paths (`src/a-b/c.py`),
-identifiers (`foo.bar()`), quotes and FTS operators (`AND`, `NEAR`, `*`, `-`) are matched as
-words, never parsed as query syntax.
+A query's words are OR-ed and BM25 ranks the rows (rare terms weigh most by construction;
+rows with more of the terms score higher); `STOP_WORDS` don't count, so a query of stop words
+alone finds nothing. What the user gave as exact stays exact: every quoted phrase is
+required, and when the query names paths or identifiers (`src/a.py`, `foo.bar()`,
+`snake_case`) a row must contain at least one of them as written. Every part is passed to
+FTS5 as a quoted phrase, so FTS operators (`AND`, `NEAR`, `*`, `-`) and quotes are matched as
+text, never parsed as query syntax.
 
-A query of up to `MAX_TOKENS` tokens needs every one of them. A longer one is pasted text (a
-stack trace, a log): no record holds all its words, so it matches any of its `MAX_TOKENS`
-most distinctive terms (identifiers, dotted and file names first, then the longest words),
-BM25 ranking first the records that share the most and rarest of them.
+A query of more than `MAX_TOKENS` parts is pasted text (a stack trace, a log): nothing in it
+is required, and only its `MAX_TOKENS` most distinctive terms (identifiers, dotted and file
+names first, then the longest words) rank.
 """
 
 from __future__ import annotations
@@ -26,9 +29,24 @@ MAX_TOKENS = 32
 QUERY_CHARS = 2000
 _HEAD_CHARS = 1200
 _JOIN = " … "
+# Words too common to tell records apart (English function words): they never rank, though
+# a quoted phrase keeps them.
+_STOP_TEXT = """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing done down during each
+    etc few for from further get got had has have having he her here hers herself him
+    himself his how i if in into is it its itself just me more most my myself no nor not
+    now of off on once only or other our ours out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too
+    under until up us very was we were what when where which while who whom why will with
+    would you your yours yourself"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+_QUOTED = re.compile(r'"([^"]*)"')
+_WORD = re.compile(r"[^\W_]+")
+# A path or identifier: separators inside a name (`a/b`, `a.b`, `a::b`, `a_b`) or a call.
+_EXACT = re.compile(r"[^\W_](?:[./\\]|::)+[^\W_]|[^\W_]_|_[^\W_]|[^\W_]\(")
+_EDGES = "\"'`,;:!?<>[]{}"
 _TERM = re.compile(r"\w+(?:[.\-]\w+)*")
 _IDENTIFIER = re.compile(r"[_.\-]|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]")
-MIN_TERM_CHARS = 4
 
 
 def clip_query(query: str) -> str:
@@ -39,31 +57,67 @@ def clip_query(query: str) -> str:
     return query[:_HEAD_CHARS] + _JOIN + query[-tail:]
 
 
+def _counts(word: str) -> bool:
+    return (len(word) > 1 or word.isdigit()) and word.casefold() not in STOP_WORDS
+
+
 def distinctive_terms(text: str, limit: int = MAX_TOKENS) -> list[str]:
-    """Up to `limit` different terms of `text`, most distinctive first: identifier-like ones
-    (`parse_config_value`, `loader.py`, `camelCase`, `utf8`), then by length."""
+    """Up to `limit` different terms of `text` that count, most distinctive first:
+    identifier-like ones (`parse_config_value`, `loader.py`, `camelCase`, `utf8`), then by
+    length."""
     terms: dict[str, str] = {}
     for term in _TERM.findall(text):
-        if len(term) >= MIN_TERM_CHARS and not term.isdigit():
+        if _counts(term) and not term.isdigit():
             terms.setdefault(term.casefold(), term)
     ranked = sorted(terms.values(), key=lambda t: (not _IDENTIFIER.search(t), -len(t)))
     return ranked[:limit]
 
 
-def _phrase(token: str) -> str:
-    return '"' + token.replace('"', '""') + '"'
+def _phrase(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _parts(text: str) -> tuple[list[str], list[str], list[str]]:
+    """(quoted phrases, paths and identifiers, words that count) of `text`, without repeats."""
+    phrases = list(dict.fromkeys(p for p in _QUOTED.findall(text) if _WORD.search(p)))
+    exact: dict[str, str] = {}
+    words: dict[str, str] = {}
+    for raw in _QUOTED.sub(" ", text).split():
+        token = raw.strip(_EDGES).rstrip(".")
+        named = [w for w in _WORD.findall(token) if _counts(w)]
+        if _EXACT.search(token) and any(not w.isdigit() for w in named):
+            exact.setdefault(token.casefold(), token)
+            continue
+        for word in named:
+            words.setdefault(word.casefold(), word)
+    return phrases, list(exact.values()), list(words.values())
+
+
+def match_expressions(query: str) -> tuple[str, ...]:
+    """The FTS5 MATCH strings whose matches `query` ranks, all with the same phrases (so BM25
+    scores agree): rows with any of its terms, then, with several terms, rows with all of them
+    (so a window over the first never drops a row that has everything). Empty when nothing
+    in `query` counts."""
+    text = safe_text(clip_query(query)).replace("\x00", " ")
+    phrases, exact, words = _parts(text)
+    if len(phrases) + len(exact) + len(words) > MAX_TOKENS:
+        phrases, exact, words = [], [], distinctive_terms(text)
+    terms = [_phrase(part) for part in (*phrases, *exact, *words)]
+    if not terms:
+        return ()
+    required = [_phrase(p) for p in phrases]
+    if exact:
+        required.append("(" + " OR ".join(_phrase(e) for e in exact) + ")")
+    expressions = [" AND ".join([*required, "(" + " OR ".join(terms) + ")"])]
+    if len(terms) > 1:
+        expressions.append(" AND ".join([*required, "(" + " AND ".join(terms) + ")"]))
+    return tuple(expressions)
 
 
 def match_expression(query: str) -> str | None:
-    """The FTS5 MATCH string for `query`: its tokens AND-ed, or for pasted text (more than
-    MAX_TOKENS tokens) its distinctive terms OR-ed; None when nothing is searchable."""
-    text = safe_text(clip_query(query)).replace("\x00", " ")
-    tokens = [t for t in text.split() if any(c.isalnum() for c in t)]
-    if not tokens:
-        return None
-    if len(tokens) <= MAX_TOKENS:
-        return " ".join(_phrase(token) for token in tokens)
-    return " OR ".join(_phrase(term) for term in distinctive_terms(text)) or None
+    """The FTS5 MATCH string of every row `query` can find (its first expression), or None."""
+    expressions = match_expressions(query)
+    return expressions[0] if expressions else None
 
 
 def search_observations(
@@ -73,7 +127,7 @@ def search_observations(
     projects: tuple[str, ...] = (),
     limit: int = 20,
 ) -> list[dict[str, Any]]:
-    """Observations matching every token of `query`, best BM25 first."""
+    """Observations matching `query` (see the module docstring), best BM25 first."""
     expression = match_expression(query)
     if expression is None:
         return []

@@ -3,7 +3,7 @@
 Three record kinds are searchable: `observation` (observations), `summary` (session_summaries)
 and `prompt` (user_prompts, project and platform from their session). Filters on observation
 fields (type, concepts, files) exclude the other kinds. Every user value is a bound parameter;
-full-text queries go through `fulltext.match_expression`, so any text is searched literally.
+full-text queries go through `fulltext.match_expressions`, so any text is searched literally.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from claude_mem.store.fulltext import match_expression
+from claude_mem.store.fulltext import match_expressions
 from claude_mem.store.rows import row_dicts
 
 Kind = Literal["observation", "summary", "prompt"]
@@ -143,8 +143,8 @@ def fulltext_ranked(
     *,
     window: int | None = None,
 ) -> list[tuple[int, float]]:
-    """(id, BM25 relevance, higher is better) of `kind` records matching every token of
-    `query` under `filters`, best first.
+    """(id, BM25 relevance, higher is better) of `kind` records that `query` finds under
+    `filters` (any of its terms, every exact part it requires: see `fulltext`), best first.
 
     BM25 costs time per scored match, so a very frequent term would cost time in proportion
     to the corpus (bench/search_bench.py). Only the newest `window` (default
@@ -152,10 +152,12 @@ def fulltext_ranked(
     first (rowids grow with time) and stops there, filters apply during the walk, and one pass
     does it all (a phrase of common tokens, such as a path, is costly to evaluate even when
     it matches little). A very frequent term is weak evidence anyway; vectors (exact under
-    filters) and recency decide among its matches, and older matches are left to them.
+    filters) and recency decide among its matches, and older matches are left to them. The
+    newest `window` records holding every term are scored too, so a frequent term in the
+    query never pushes out a record that has all of it.
     """
-    expression = match_expression(query)
-    if expression is None:
+    expressions = match_expressions(query)
+    if not expressions:
         return []
     window = FTS_WINDOW if window is None else window
     fts = f"{TABLES[kind]}_fts"
@@ -172,8 +174,14 @@ def fulltext_ranked(
         conditions = f"{fts} MATCH ? AND {where}"
     sql = f"""SELECT {fts}.rowid, {fts}.rank FROM {source} WHERE {conditions}
               ORDER BY {fts}.rowid DESC LIMIT ?"""
-    rows = conn.execute(sql, (expression, *params, max(window, limit))).fetchall()
-    rows.sort(key=lambda row: (row[1], -row[0]))  # FTS5 rank: lower is better
+    size = max(window, limit)
+    ranks: dict[int, float] = {}
+    for expression in expressions:  # the same phrases: a record scores the same in each
+        found = conn.execute(sql, (expression, *params, size)).fetchall()
+        ranks.update(found)
+        if len(found) < size:  # every match of the widest expression is scored already
+            break
+    rows = sorted(ranks.items(), key=lambda row: (row[1], -row[0]))  # FTS5 rank: lower is better
     return [(row[0], -float(row[1])) for row in rows[:limit]]
 
 
