@@ -22,6 +22,9 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(key)
     path = tmp_path / "data"
     monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(path))
+    # Most tests post tool events without ending the turn: compress them as they arrive.
+    # Tests of whole turns (tests/test_pipeline_turns.py, the end-to-end runs) set it back.
+    monkeypatch.setenv("CLAUDE_MEM_TURN_IDLE_S", "0")
     return path
 
 

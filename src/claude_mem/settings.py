@@ -210,6 +210,14 @@ _SPECS: tuple[Spec, ...] = (
         kind="provider",
     ),
     Spec(
+        "CLAUDE_MEM_TURN_IDLE_S",
+        60,
+        "Seconds a prompt turn may sit with no Stop before its tool events are compressed "
+        "anyway (a turn is compressed as a whole when the agent stops).",
+        minimum=0,
+        maximum=3600,
+    ),
+    Spec(
         "CLAUDE_MEM_FALLBACK_PROVIDERS",
         "local",
         "Providers tried in order when the main one cannot process a batch.",

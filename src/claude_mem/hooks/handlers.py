@@ -124,7 +124,8 @@ def prompt(event: HookEvent, ctx: Context) -> HookResult:
     if not text and raw.strip():
         text = PRIVATE_PROMPT
     if not control.capture_blocked(ctx.mode, event.session_id):
-        body = {**_session(event), "cwd": event.cwd, "prompt": text}
+        body = {**_session(event), "cwd": event.cwd, "prompt": text,
+                "transcript_path": event.transcript_path}  # fmt: skip
         ctx.worker.call("POST", "/api/sessions/init", body)
     if text == PRIVATE_PROMPT or not ctx.settings.get_bool("CLAUDE_MEM_SEMANTIC_INJECT"):
         return HookResult()
@@ -218,13 +219,15 @@ def tool(event: HookEvent, ctx: Context) -> HookResult:
         "tool_use_id": event.tool_use_id,
         "agent_id": event.agent_id,
         "agent_type": event.agent_type,
+        "transcript_path": event.transcript_path,
     }
     ctx.worker.call("POST", "/api/sessions/observations", body)
     return HookResult()
 
 
 def stop(event: HookEvent, ctx: Context) -> HookResult:
-    """Ask for a summary of the turn; not for subagents, nor when a Stop hook re-entered."""
+    """End the turn and ask for its summary; not for subagents, nor when a Stop hook
+    re-entered."""
     if event.stop_hook_active or event.agent_id or not event.session_id:
         return HookResult()
     from claude_mem import control  # noqa: PLC0415
@@ -238,10 +241,11 @@ def stop(event: HookEvent, ctx: Context) -> HookResult:
         message = last_assistant_text(event.transcript_path)
     from claude_mem import privacy  # noqa: PLC0415
 
+    # Sent even when empty (or private as a whole): the Stop ends the turn, whose events are
+    # then compressed together; the worker makes no summary of nothing.
     message = privacy.clean_text(message or "", redact=ctx.redact)
-    if not message:
-        return HookResult()
-    body = {**_session(event), "cwd": event.cwd, "last_assistant_message": message}
+    body = {**_session(event), "cwd": event.cwd, "last_assistant_message": message,
+            "transcript_path": event.transcript_path}  # fmt: skip
     ctx.worker.call("POST", "/api/sessions/summarize", body)
     return HookResult()
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from claude_mem import log
@@ -28,8 +30,10 @@ from claude_mem.pipeline.providers.base import (
     SessionContext,
     SummaryInput,
     ToolEvent,
+    Turn,
 )
 from claude_mem.pipeline.tools.evidence import evidence
+from claude_mem.pipeline.turns import assemble, turn_slice
 from claude_mem.records import Observation, Summary
 from claude_mem.settings import Settings
 from claude_mem.store import Database, usage
@@ -37,12 +41,15 @@ from claude_mem.store import queue as queue_store
 from claude_mem.store.observations import insert_observation
 from claude_mem.store.queue import QueueItem
 from claude_mem.store.rows import of_session
-from claude_mem.store.sessions import get_session
+from claude_mem.store.sessions import advance_transcript, get_session
 from claude_mem.store.summaries import insert_summary
 from claude_mem.store.tool_uses import get_tool_uses, link_observation, recent_for_session
+from claude_mem.transcripts import read_since
 from claude_mem.worker.stream import Broadcaster
 
-BATCH_SIZE = 8  # consecutive events per provider call: fewer calls, shared context
+BATCH_SIZE = 8  # consecutive events per provider call when rows carry no turn (older rows)
+TURN_EVENTS = 64  # most tool events of one prompt turn per provider call
+CLAIM_LIMIT = 256  # rows claimed at once: a whole turn, usually
 MAX_ATTEMPTS = 5  # then the row is parked as 'dead' for `claude-mem queue retry|drop`
 POLL_S = 1.0  # how often to look for rows whose retry delay has passed
 # Hooks wait on ingest; nothing waits on compression. During a burst (BURST_EVENTS events
@@ -138,7 +145,9 @@ class Pipeline:
     async def _dispatch(self) -> None:
         while not self._stopping:
             try:
-                ready = await asyncio.to_thread(lambda: queue_store.ready_sessions(self.db.read()))
+                ready = await asyncio.to_thread(
+                    lambda: queue_store.ready_sessions(self.db.read(), idle_ms=self._idle_ms())
+                )
             except Exception as exc:  # the store may be briefly unavailable; try again
                 log.error("pipeline", "could not look for work", error=repr(exc))
                 ready = []
@@ -159,62 +168,88 @@ class Pipeline:
                 items = await asyncio.to_thread(self._claim, session_id)
                 if not items:
                     return
-                for group in _groups(items):
+                for work in _works(items):
                     if self._stopping:
                         return  # claimed rows are released on the next start
-                    if group[0].kind == "summary":
-                        await self._summarize(session_id, group[0])
-                    else:
-                        await self._observe(session_id, group)
+                    await self._work(session_id, work)
         except Exception as exc:  # a bug must not kill the worker; rows stay claimed → redone
             log.error("pipeline", "consumer crashed", session_id=session_id, error=repr(exc))
         finally:
             self._consumers.pop(session_id, None)
 
+    def _idle_ms(self) -> int:
+        return self.settings_of().get_int("CLAUDE_MEM_TURN_IDLE_S") * 1000
+
     def _claim(self, session_id: int) -> list[QueueItem]:
         with self.db.write() as conn:
-            return queue_store.claim(conn, session_id=session_id, limit=BATCH_SIZE * 4)
+            return queue_store.claim(
+                conn, session_id=session_id, limit=CLAIM_LIMIT, idle_ms=self._idle_ms()
+            )
+
+    async def _work(self, session_id: int, work: Work) -> None:
+        """A turn's events (and the agent's words) to units, then the turn's summary."""
+        loaded = await asyncio.to_thread(self._load_turn, session_id, work)
+        items = work.events
+        if loaded.worth_compressing:
+            ctx, events = loaded.ctx, loaded.events
+            try:
+                result, name = await self._run_chain(session_id, lambda p: p.compress(events, ctx))
+            except ProviderError as exc:
+                await asyncio.to_thread(self._fail, work.items, exc)
+                return
+            created = await asyncio.to_thread(self._store_observations, loaded, items, result, name)
+            for row in created:
+                self.stream.publish("new_observation", observation=row)
+            if created:
+                self.on_stored()
+            log.debug("pipeline", "observations stored", session_id=session_id,
+                      count=len(created), provider=name,
+                      skipped_replayed=loaded.replayed)  # fmt: skip
+        elif items or loaded.cursor:
+            empty = Result()
+            await asyncio.to_thread(self._store_observations, loaded, items, empty, "none")
+        if work.summary is not None:
+            await self._summarize(session_id, work.summary, loaded.ctx.turn)
 
     # --- observations ----------------------------------------------------------------------
 
-    async def _observe(self, session_id: int, items: list[QueueItem]) -> None:
-        ctx, events, done = await asyncio.to_thread(self._load_events, session_id, items)
-        if not events:
-            await asyncio.to_thread(self._complete, items)
-            return
-        try:
-            result, name = await self._run_chain(session_id, lambda p: p.compress(events, ctx))
-        except ProviderError as exc:
-            await asyncio.to_thread(self._fail, items, exc)
-            return
-        created = await asyncio.to_thread(
-            self._store_observations, ctx, events, items, result, name
-        )
-        for row in created:
-            self.stream.publish("new_observation", observation=row)
-        if created:
-            self.on_stored()
-        log.debug("pipeline", "observations stored", session_id=session_id, count=len(created),
-                  provider=name, skipped_replayed=done)  # fmt: skip
-
-    def _load_events(
-        self, session_id: int, items: list[QueueItem]
-    ) -> tuple[SessionContext, list[ToolEvent], int]:
+    def _load_turn(self, session_id: int, work: Work) -> Loaded:
+        """The turn's fresh tool events, its prompt, and its slice of the host's transcript
+        (read from the stored offset, bounded)."""
         conn = self.db.read()
         ctx = _context(conn, session_id)
-        row_ids = [int(item.payload.get("tool_use_row_id", 0)) for item in items]
-        rows = get_tool_uses(conn, row_ids)
+        rows = get_tool_uses(conn, [int(i.payload.get("tool_use_row_id", 0)) for i in work.events])
         fresh = [row for row in rows if row["observation_id"] is None]  # replays skip
-        return ctx, [_event(row) for row in fresh], len(rows) - len(fresh)
+        events = [_event(row) for row in fresh]
+        loaded = Loaded(ctx, events, len(rows) - len(fresh))
+        number = work.prompt_number
+        if number is None:  # rows from before turns were tracked: a batch, no turn
+            return loaded
+        session = get_session(conn, session_id) or {}
+        prompt = next((row["text"] for row in of_session(conn, "user_prompts", session_id)
+                       if row["prompt_number"] == number and not row["is_private"]),
+                      "")  # fmt: skip
+        reply = str(work.summary.payload.get("last_assistant_message", "")) if work.summary else ""
+        closed = work.summary is not None or _turn_ended(session, number)
+        entries: tuple[Any, ...] = ()
+        path = session.get("transcript_path")
+        if path:
+            chunk = read_since(path, int(session.get("transcript_offset") or 0),
+                               platform=ctx.platform, redact=self.db.redact_secrets)  # fmt: skip
+            found = turn_slice(chunk.entries, prompt, events)
+            entries = found.entries
+            if found.end is not None:
+                loaded.cursor = (path, found.end)
+        turn = assemble(entries, prompt_number=number, prompt=prompt, reply=reply, closed=closed)
+        loaded.ctx = dataclasses.replace(ctx, turn=turn)
+        return loaded
 
     def _store_observations(
-        self,
-        ctx: SessionContext,
-        events: list[ToolEvent],
-        items: list[QueueItem],
-        result: Result,
-        provider: str,
+        self, loaded: Loaded, items: list[QueueItem], result: Result, provider: str
     ) -> list[dict[str, Any]]:
+        """The drafts, their tool events' links, the tokens, the transcript offset and the
+        rows' deletion: one transaction, so a crash redoes all of it or none."""
+        ctx, events = loaded.ctx, loaded.events
         by_id = {event.tool_use_row_id: event for event in events}
         tokens = result.input_tokens + result.output_tokens
         share = tokens // max(1, len(result.observations))
@@ -238,13 +273,16 @@ class Pipeline:
                 usage.record(conn, session_id=ctx.session_id, provider=provider,
                              model=result.model, input_tokens=result.input_tokens,
                              output_tokens=result.output_tokens)  # fmt: skip
+            if loaded.cursor is not None:
+                advance_transcript(conn, ctx.session_id, *loaded.cursor)
             queue_store.complete(conn, [item.id for item in items])
         return created
 
     # --- summaries -------------------------------------------------------------------------
 
-    async def _summarize(self, session_id: int, item: QueueItem) -> None:
+    async def _summarize(self, session_id: int, item: QueueItem, turn: Turn | None) -> None:
         ctx, request = await asyncio.to_thread(self._load_summary, session_id, item)
+        ctx = dataclasses.replace(ctx, turn=turn)
         try:
             result, name = await self._run_chain(session_id, lambda p: p.summarize(request, ctx))
         except ProviderError as exc:
@@ -399,20 +437,74 @@ class Pipeline:
             queue_store.complete(conn, [item.id for item in items])
 
 
-def _groups(items: list[QueueItem]) -> list[list[QueueItem]]:
-    """Runs of consecutive observation rows (≤ BATCH_SIZE); each summary row on its own."""
-    groups: list[list[QueueItem]] = []
+@dataclass(slots=True)
+class Work:
+    """What one provider call serves: a prompt turn's tool-event rows and, when the agent's
+    Stop ended the turn, its summary row. Rows queued before turns were tracked have no
+    prompt number and come in batches."""
+
+    prompt_number: int | None
+    events: list[QueueItem] = field(default_factory=list)
+    summary: QueueItem | None = None
+
+    @property
+    def items(self) -> list[QueueItem]:
+        return [*self.events, *([self.summary] if self.summary else [])]
+
+
+@dataclass(slots=True)
+class Loaded:
+    """A Work's inputs, read from the store and the transcript."""
+
+    ctx: SessionContext
+    events: list[ToolEvent]
+    replayed: int  # events already linked to an observation (a replay)
+    cursor: tuple[str, int] | None = None  # (transcript path, offset past this turn)
+
+    @property
+    def worth_compressing(self) -> bool:
+        """Tool events, or a turn of words alone (a rule stated in chat)."""
+        turn = self.ctx.turn
+        return bool(self.events) or (turn is not None and bool(turn.prompt)
+                                     and bool(turn.words or turn.reply))  # fmt: skip
+
+
+def _prompt_number(item: QueueItem) -> int | None:
+    """The row's prompt turn; None for rows from before turns were tracked, and for events
+    that came before any prompt (memory installed mid-session): those go in batches."""
+    number = item.payload.get("prompt_number")
+    return number if isinstance(number, int) and number > 0 else None
+
+
+def _works(items: list[QueueItem]) -> list[Work]:
+    """Claimed rows (oldest first) as Works: consecutive rows of one prompt turn together,
+    a turn's summary closing its Work."""
+    works: list[Work] = []
     for item in items:
-        if (
-            item.kind == "observation"
-            and groups
-            and groups[-1][0].kind == "observation"
-            and len(groups[-1]) < BATCH_SIZE
-        ):
-            groups[-1].append(item)
+        number = _prompt_number(item)
+        last = works[-1] if works else None
+        limit = TURN_EVENTS if number is not None else BATCH_SIZE
+        fits = (
+            last is not None and last.summary is None and last.prompt_number == number
+            and (item.kind == "summary" or len(last.events) < limit)
+        )  # fmt: skip
+        if not fits or last is None:
+            last = Work(number)
+            works.append(last)
+        if item.kind == "summary":
+            last.summary = item
         else:
-            groups.append([item])
-    return groups
+            last.events.append(item)
+    return works
+
+
+def _turn_ended(session: dict[str, Any], number: int) -> bool:
+    """Whether the turn of prompt `number` is over: its Stop, a later prompt, the session's end."""
+    return (
+        int(session.get("closed_turn") or 0) >= number
+        or int(session.get("prompt_count") or 0) > number
+        or session.get("status", "active") != "active"
+    )
 
 
 def _context(conn: Any, session_id: int) -> SessionContext:
@@ -440,6 +532,7 @@ def _event(row: dict[str, Any]) -> ToolEvent:
         agent_type=row["agent_type"],
         agent_id=row["agent_id"],
         created_at=row["created_at"],
+        tool_use_id=row["tool_use_id"],
     )
 
 
@@ -461,7 +554,9 @@ def _observation(
     events' tool inputs (`pipeline.tools.evidence`): a draft carries none, and no model or
     compressor is asked for them."""
     files_read, files_modified = evidence(sources)
-    first = sources[0]
+    first = sources[0] if sources else None  # a turn of words alone has no tool event
+    turn = ctx.turn
+    number = max((e.prompt_number or 0 for e in sources), default=0) or None
     return Observation(
         session_id=ctx.session_id,
         project=ctx.project,
@@ -473,11 +568,12 @@ def _observation(
         concepts=draft.concepts,
         files_read=files_read,
         files_modified=files_modified,
-        prompt_number=max((e.prompt_number or 0 for e in sources), default=0) or None,
+        prompt_number=number or (turn.prompt_number if turn else None),
         discovery_tokens=tokens,
-        agent_type=first.agent_type,
-        agent_id=first.agent_id,
+        agent_type=first.agent_type if first else None,
+        agent_id=first.agent_id if first else None,
         generated_by=generated_by,
-        source="hooks",
-        created_at=min(e.created_at for e in sources),
+        # Made with the agent's own words from its transcript, or from the hooks' events alone.
+        source="transcript" if turn is not None and turn.words else "hooks",
+        created_at=min((e.created_at for e in sources), default=0),
     )

@@ -59,24 +59,36 @@ def enqueue(
     return int(existing[0]), False
 
 
+# A row is ready once its retry delay has passed; an observation row also waits for its
+# prompt turn to end, so a turn is compressed as a whole: the agent's Stop closed it, a later
+# prompt began, the session ended, or the session has been idle for `idle_ms`. Rows queued
+# before turns were tracked carry no prompt number and are ready at once.
+_READY = """status = 'pending' AND available_at <= :now AND (
+    kind != 'observation'
+    OR json_extract(payload, '$.prompt_number') IS NULL
+    OR EXISTS (SELECT 1 FROM sessions AS s WHERE s.id = queue.session_id AND (
+        s.status != 'active'
+        OR s.updated_at <= :now - :idle_ms
+        OR s.closed_turn >= json_extract(queue.payload, '$.prompt_number')
+        OR s.prompt_count > json_extract(queue.payload, '$.prompt_number'))))"""
+
+
 def claim(
     conn: sqlite3.Connection,
     *,
     limit: int = 10,
     session_id: int | None = None,
     now: int | None = None,
+    idle_ms: int = 0,
 ) -> list[QueueItem]:
     """Mark up to `limit` ready rows as processing (oldest first) and return them."""
     now = now or now_ms()
-    scope, params = ("AND session_id = ?", (session_id,)) if session_id is not None else ("", ())
+    scope = "AND session_id = :session" if session_id is not None else ""
     rows = conn.execute(
-        f"""UPDATE queue SET status = 'processing', attempts = attempts + 1, claimed_at = ?
-            WHERE id IN (
-                SELECT id FROM queue WHERE status = 'pending' AND available_at <= ? {scope}
-                ORDER BY id LIMIT ?
-            )
+        f"""UPDATE queue SET status = 'processing', attempts = attempts + 1, claimed_at = :now
+            WHERE id IN (SELECT id FROM queue WHERE {_READY} {scope} ORDER BY id LIMIT :limit)
             RETURNING id, session_id, kind, dedup_key, payload, attempts, created_at""",
-        (now, now, *params, limit),
+        {"now": now, "idle_ms": idle_ms, "session": session_id, "limit": limit},
     ).fetchall()
     items = [QueueItem(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6]) for r in rows]
     return sorted(items, key=lambda item: item.id)
@@ -160,13 +172,13 @@ def _ids_scope(ids: list[int] | None) -> tuple[str, tuple[int, ...]]:
 
 
 def ready_sessions(
-    conn: sqlite3.Connection, *, now: int | None = None, limit: int = 64
+    conn: sqlite3.Connection, *, now: int | None = None, limit: int = 64, idle_ms: int = 0
 ) -> list[int]:
     """Sessions with work that may be claimed now, oldest work first."""
     rows = conn.execute(
-        """SELECT session_id FROM queue WHERE status = 'pending' AND available_at <= ?
-           GROUP BY session_id ORDER BY min(id) LIMIT ?""",
-        (now or now_ms(), limit),
+        f"""SELECT session_id FROM queue WHERE {_READY}
+            GROUP BY session_id ORDER BY min(id) LIMIT :limit""",
+        {"now": now or now_ms(), "idle_ms": idle_ms, "limit": limit},
     ).fetchall()
     return [int(r[0]) for r in rows]
 

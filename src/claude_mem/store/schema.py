@@ -281,11 +281,12 @@ UPDATE observations SET source = 'manual' WHERE generated_by = 'manual';
 """
 
 # Turns: where the host's transcript is and how far it has been read (the offset commits with
-# the units built from it), and the link from a superseded observation to the one that
-# replaced it (kept, never deleted).
+# the units built from it), the last prompt turn the agent finished (its Stop), and the link
+# from a superseded observation to the one that replaced it (kept, never deleted).
 TURNS_AND_SUPERSEDE = """
 ALTER TABLE sessions ADD COLUMN transcript_path TEXT;
 ALTER TABLE sessions ADD COLUMN transcript_offset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN closed_turn INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE observations ADD COLUMN superseded_by INTEGER
     REFERENCES observations (id) ON DELETE SET NULL;
 CREATE INDEX idx_observations_superseded ON observations (superseded_by)

@@ -59,6 +59,36 @@ def ensure_session(
     return new_id
 
 
+def note_transcript(conn: sqlite3.Connection, session_id: int, path: str | None) -> None:
+    """Remember where the host keeps the session's transcript; a new path (a host that
+    started a new file) is read from its start."""
+    if not path:
+        return
+    conn.execute(
+        """UPDATE sessions SET transcript_path = ?, transcript_offset = 0
+           WHERE id = ? AND transcript_path IS NOT ?""",
+        (path, session_id, path),
+    )
+
+
+def close_turn(conn: sqlite3.Connection, session_id: int, prompt_number: int) -> None:
+    """The agent finished the turn of `prompt_number` (its Stop): the turn's events can be
+    compressed as a whole."""
+    conn.execute(
+        "UPDATE sessions SET closed_turn = max(closed_turn, ?) WHERE id = ?",
+        (prompt_number, session_id),
+    )
+
+
+def advance_transcript(conn: sqlite3.Connection, session_id: int, path: str, offset: int) -> None:
+    """Record how far the transcript was turned into units (in the units' transaction, so a
+    crash before it commits re-reads the same bytes); a path changed meanwhile is left alone."""
+    conn.execute(
+        "UPDATE sessions SET transcript_offset = ? WHERE id = ? AND transcript_path = ?",
+        (offset, session_id, path),
+    )
+
+
 def find_session(conn: sqlite3.Connection, platform: str, host_session_id: str) -> int | None:
     row = conn.execute(
         "SELECT id FROM sessions WHERE platform = ? AND host_session_id = ?",

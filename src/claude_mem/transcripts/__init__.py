@@ -30,3 +30,4 @@ class Chunk:
 
     entries: list[Entry]
     offset: int
+

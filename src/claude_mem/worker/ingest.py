@@ -25,10 +25,12 @@ from claude_mem.store import queue as queue_store
 from claude_mem.store.db import NON_BLOCKING, WouldBlock
 from claude_mem.store.sessions import (
     add_prompt,
+    close_turn,
     complete_session,
     ensure_session,
     find_session,
     get_session,
+    note_transcript,
     prompt_is_private,
 )
 from claude_mem.store.summaries import summarized
@@ -45,6 +47,7 @@ class SessionInit(msgspec.Struct, kw_only=True):
     host_session_id: str
     platform: str = "claude-code"
     cwd: str | None = None
+    transcript_path: str | None = None
     prompt: str | None = None
 
 
@@ -58,12 +61,14 @@ class ToolEvent(msgspec.Struct, kw_only=True):
     tool_use_id: str | None = None
     agent_id: str | None = None
     agent_type: str | None = None
+    transcript_path: str | None = None
 
 
 class SummaryRequest(msgspec.Struct, kw_only=True):
     host_session_id: str
     platform: str = "claude-code"
     cwd: str | None = None
+    transcript_path: str | None = None
     last_assistant_message: str | None = None
     agent_id: str | None = None
 
@@ -174,6 +179,7 @@ class Ingest:
                 redact=self._redact,
                 now=now,
             )
+            note_transcript(conn, sid, event.transcript_path)
             result = add_prompt(conn, sid, _prompt_text(event), redact=self._redact, now=now,
                                 duplicate_within_ms=DUPLICATE_PROMPT_WINDOW_MS)  # fmt: skip
         unstored = IngestResult(
@@ -236,7 +242,7 @@ class Ingest:
                 conn,
                 sid,
                 "observation",
-                {"tool_use_row_id": row_id},
+                {"tool_use_row_id": row_id, "prompt_number": prompt_number},
                 dedup_key=tool_use_id,
                 redact=self._redact,
             )
@@ -256,12 +262,13 @@ class Ingest:
         if isinstance(project, IngestResult):
             return project
         message = event.last_assistant_message or ""
-        if not strip_tags(message):  # nothing, or nothing but private parts
-            return IngestResult(status="skipped", reason="empty")
         with self.db.write() as conn:
             sid, prompt_number, private = _current_turn(conn, event, project.name, self._redact)
+            close_turn(conn, sid, prompt_number)  # the turn's events compress as a whole now
             if private:
                 return IngestResult(status="skipped", reason="private", session_id=sid)
+            if not strip_tags(message):  # nothing, or nothing but private parts
+                return IngestResult(status="skipped", reason="empty", session_id=sid)
             if summarized(conn, sid, prompt_number):
                 return IngestResult(status="duplicate", session_id=sid, project=project.name)
             queue_id, created = queue_store.enqueue(
@@ -308,6 +315,7 @@ def _current_turn(
         cwd=event.cwd,
         redact=redact,
     )
+    note_transcript(conn, sid, event.transcript_path)
     session = get_session(conn, sid)
     number = int(session["prompt_count"]) if session else 0
     return sid, number, bool(number) and prompt_is_private(conn, sid, number)
