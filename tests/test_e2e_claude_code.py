@@ -11,6 +11,7 @@ talks to the mock and the hooks only to the worker.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -233,6 +234,24 @@ def assert_loopback_only(api: AnthropicMock) -> None:
         assert request.path.startswith("/v1/"), request.path
 
 
+def assert_transcript_matches_hooks(home: Path, data_dir: Path) -> None:
+    """The transcript the CLI wrote parses into its words and the tool calls the hooks sent."""
+    import sqlite3
+
+    from claude_mem.paths import db_path
+    from claude_mem.transcripts import read_since
+
+    paths = sorted((home / ".claude" / "projects").rglob("*.jsonl"))
+    assert len(paths) == 1, paths
+    entries = read_since(str(paths[0]), 0, platform="claude-code").entries
+    with contextlib.closing(sqlite3.connect(db_path())) as conn:
+        hook_ids = {row[0] for row in conn.execute("SELECT tool_use_id FROM tool_uses")}
+    assert len(hook_ids) == 2, (hook_ids, data_dir)
+    assert FINAL in [e.text for e in entries if e.role == "assistant"], entries
+    assert {e.tool_use_id for e in entries if e.role == "tool_use"} == hook_ids, entries
+    assert {e.tool_use_id for e in entries if e.role == "tool_result"} == hook_ids, entries
+
+
 # --- the test ---------------------------------------------------------------------------------
 
 
@@ -298,6 +317,7 @@ def test_claude_code_sessions_are_remembered(
         assert summaries[0]["request"] == FIRST_PROMPT, summaries
         assert FINAL in summaries[0]["completed"], summaries
         assert failures(data_dir) == 0, "a hook could not reach the worker"
+        assert_transcript_matches_hooks(home, data_dir)
 
         # Session 2: its first request must carry what session 1 left behind; then a Read of
         # the same file, whose result must come with the file's timeline.

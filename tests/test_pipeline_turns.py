@@ -265,8 +265,8 @@ def test_a_turn_found_by_its_tool_calls_when_the_prompt_differs_and_nothing_othe
     by_tool = turn_slice(found, "the prompt we stored", [event("toolu_9")])
     assert [e.text for e in by_tool.entries] == ["a prompt the host rewrote", "Edit"]
     nothing = turn_slice(found, "the prompt we stored", [event("toolu_404")])
-    assert nothing.entries == ()
-    assert nothing.end is None
+    assert nothing.entries == ()  # no guess: no words at all
+    assert nothing.end == 2  # but the older segment is passed over, the newest kept
 
 
 # --- kill -9 mid-session ---------------------------------------------------------------------

@@ -33,7 +33,7 @@ from claude_mem.pipeline.providers.base import (
     Turn,
 )
 from claude_mem.pipeline.tools.evidence import evidence
-from claude_mem.pipeline.turns import assemble, turn_slice
+from claude_mem.pipeline.turns import Slice, assemble, turn_slice
 from claude_mem.records import Observation, Summary
 from claude_mem.settings import Settings
 from claude_mem.store import Database, usage
@@ -44,12 +44,13 @@ from claude_mem.store.rows import of_session
 from claude_mem.store.sessions import advance_transcript, get_session
 from claude_mem.store.summaries import insert_summary
 from claude_mem.store.tool_uses import get_tool_uses, link_observation, recent_for_session
-from claude_mem.transcripts import read_since
+from claude_mem.transcripts import Entry, read_since
 from claude_mem.worker.stream import Broadcaster
 
 BATCH_SIZE = 8  # consecutive events per provider call when rows carry no turn (older rows)
 TURN_EVENTS = 64  # most tool events of one prompt turn per provider call
 CLAIM_LIMIT = 256  # rows claimed at once: a whole turn, usually
+TRANSCRIPT_READS = 8  # bounded reads of a transcript for one turn
 MAX_ATTEMPTS = 5  # then the row is parked as 'dead' for `claude-mem queue retry|drop`
 POLL_S = 1.0  # how often to look for rows whose retry delay has passed
 # Hooks wait on ingest; nothing waits on compression. During a burst (BURST_EVENTS events
@@ -234,15 +235,33 @@ class Pipeline:
         entries: tuple[Any, ...] = ()
         path = session.get("transcript_path")
         if path:
-            chunk = read_since(path, int(session.get("transcript_offset") or 0),
-                               platform=ctx.platform, redact=self.db.redact_secrets)  # fmt: skip
-            found = turn_slice(chunk.entries, prompt, events)
+            found = self._transcript_slice(path, int(session.get("transcript_offset") or 0),
+                                           ctx.platform, prompt, events)  # fmt: skip
             entries = found.entries
             if found.end is not None:
                 loaded.cursor = (path, found.end)
         turn = assemble(entries, prompt_number=number, prompt=prompt, reply=reply, closed=closed)
         loaded.ctx = dataclasses.replace(ctx, turn=turn)
         return loaded
+
+    def _transcript_slice(
+        self, path: str, offset: int, platform: str, prompt: str, events: list[ToolEvent]
+    ) -> Slice:
+        """The turn's slice, reading on (bounded reads, at most TRANSCRIPT_READS) until the
+        turn's segment is followed by another or the file ends: one read may stop short, at
+        its size bound or past a huge line."""
+        entries: list[Entry] = []
+        found = Slice((), None)
+        for _ in range(TRANSCRIPT_READS):
+            chunk = read_since(path, offset, platform=platform, redact=self.db.redact_secrets)
+            if chunk.offset == offset:
+                break  # the end of what the host has written
+            entries.extend(chunk.entries)
+            offset = chunk.offset
+            found = turn_slice(entries, prompt, events)
+            if found.entries and found.end != entries[-1].end:
+                break  # the turn's segment is over: the next one began
+        return found
 
     def _store_observations(
         self, loaded: Loaded, items: list[QueueItem], result: Result, provider: str

@@ -22,8 +22,8 @@ MATCH_CHARS = 500  # of a prompt's text, compared whitespace-normalised
 
 @dataclass(frozen=True, slots=True)
 class Slice:
-    """The turn's entries, and the offset just past what this turn consumed (None when the
-    transcript gave nothing to consume)."""
+    """The turn's entries, and the offset just past what this turn consumed (None when it
+    consumed nothing)."""
 
     entries: tuple[Entry, ...]
     end: int | None
@@ -62,7 +62,9 @@ def turn_slice(entries: Sequence[Entry], prompt: str, events: Sequence[ToolEvent
             None,
         )
     if found is None:
-        return Slice((), None)
+        # Not the turn's: segments before the newest belong to turns this one never matched
+        # (passed over, so they are not read again and again); the newest may be the next's.
+        return Slice((), segments[-2][-1].end if len(segments) > 1 else None)
     return Slice(tuple(segments[found]), segments[found][-1].end)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+__all__ = ["Chunk", "Entry", "Role", "read_since"]
+
 Role = Literal["user", "assistant", "tool_use", "tool_result"]
 
 
@@ -31,3 +33,6 @@ class Chunk:
     entries: list[Entry]
     offset: int
 
+
+# After the records above: the readers build them.
+from claude_mem.transcripts.read import read_since  # noqa: E402
