@@ -482,6 +482,7 @@ def test_stop_falls_back_to_the_transcript(
                 "platform": "claude-code",
                 "cwd": str(Path.cwd()),
                 "last_assistant_message": "All pass.",
+                "transcript_path": str(transcript),  # the worker reads the turn's words there
             },
         )
     ]

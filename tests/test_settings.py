@@ -16,7 +16,8 @@ def write(data: object) -> Path:
     return path
 
 
-def test_defaults_without_file() -> None:
+def test_defaults_without_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CLAUDE_MEM_TURN_IDLE_S")  # the suite's own (tests/conftest.py)
     loaded = settings.load()
     assert loaded.problems == []
     assert loaded["CLAUDE_MEM_PROVIDER"] == "local"
