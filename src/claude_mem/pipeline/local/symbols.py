@@ -461,31 +461,28 @@ def symbol_facts(path: str, code: str, limit: int = MAX_FACTS) -> list[str]:
 
 def code_excerpt(code: str, limit: int) -> str:
     """The first meaningful lines of `code` within `limit` chars, cut at a line boundary
-    (line numbers removed, common indentation removed, runs of blank lines folded, a
-    shebang dropped); '…' on its own line marks a cut."""
-    lines = textwrap.dedent(without_line_numbers(code[: max(limit, 0) * 4 + 4_096])).splitlines()
+    (line numbers, a leading shebang and the common indentation removed, runs of blank
+    lines folded); '…' on its own line marks a cut."""
+    head = code[: max(limit, 0) * 4 + 4_096]  # far more than `limit` needs
     kept: list[str] = []
-    for raw in lines:
+    for raw in without_line_numbers(head).splitlines():
         line = raw.rstrip()
-        if not kept and (not line or line.startswith("#!")):
-            continue
-        if not line and kept and not kept[-1]:
+        if (not kept and (not line or line.startswith("#!"))) or (not line and not kept[-1]):
             continue
         kept.append(line)
-    while kept and not kept[-1]:
-        kept.pop()
-    whole = "\n".join(kept)
-    if len(whole) <= limit and len(code) <= limit * 4 + 4_096:
+    lines = textwrap.dedent("\n".join(kept)).strip("\n").splitlines()
+    whole = "\n".join(lines)
+    if len(whole) <= limit and len(head) == len(code):
         return whole
     shown: list[str] = []
     used = 2  # the closing "\n…"
-    for line in kept:
+    for line in lines:
         if used + len(line) + 1 > limit:
             break
         shown.append(line)
         used += len(line) + 1
-    if not shown:
-        return clip(kept[0], limit) if kept and limit > 0 else ""
     while shown and not shown[-1]:
         shown.pop()
+    if not shown:
+        return clip(lines[0], limit) if lines and limit > 0 else ""
     return "\n".join(shown) + "\n…"
