@@ -352,3 +352,33 @@ def test_ten_megabyte_fields() -> None:
     parsed = assert_linear(parse_response, big_fields, 10_000_000, runs=2)
     [obs] = parsed.observations
     assert len(obs.title) == len(obs.narrative) == 10_000_000
+
+
+def covering(calls: str) -> str:
+    return f"<observation><tool_calls>{calls}</tool_calls><title>t</title></observation>"
+
+
+@pytest.mark.parametrize(
+    ("calls", "ids"),
+    [
+        ("1, 3", [10, 30]),
+        ("2-4", [20, 30, 40]),
+        ("4, 1..2, 1", [10, 20, 40]),
+        ("call 3 and call 2", [20, 30]),
+        ("", [10, 20, 30, 40]),  # none named: the whole batch
+        ("7, 0", [10, 20, 30, 40]),  # none that exist
+        ("2, 9", [20]),
+        ("1-99999999", [10, 20, 30, 40]),  # a range no batch has
+    ],
+)
+def test_tool_call_numbers_map_to_row_ids(calls: str, ids: list[int]) -> None:
+    [draft] = parse_response(covering(calls), [10, 20, 30, 40]).observations
+    assert draft.source_event_ids == ids
+
+
+def test_each_observation_keeps_its_own_calls() -> None:
+    reply = covering("1, 2") + covering("3") + "<observation><title>chat</title></observation>"
+    drafts = parse_response(reply, [5, 6, 7]).observations
+    assert [d.source_event_ids for d in drafts] == [[5, 6], [7], [5, 6, 7]]
+    assert [d.source_event_ids for d in parse_response(reply).observations] == [[], [], []]
+    assert "tool_calls" not in drafts[0].title

@@ -358,3 +358,15 @@ def test_mock_serves_what_a_cli_probes() -> None:
     assert events[0] == "message_start"
     assert events[-1] == "message_stop"
     assert {"content_block_start", "content_block_stop", "message_delta"} <= set(events)
+
+
+def test_observations_cover_the_calls_they_name() -> None:
+    reply = XML.replace("<type>bugfix</type>", "<type>bugfix</type><tool_calls>2</tool_calls>")
+    with anthropic_mock() as api:
+        api.script(answer(reply))
+        first, second = compress(provider(api)).observations
+        [request] = api.calls("/v1/messages")
+    assert first.source_event_ids == [12]
+    assert second.source_event_ids == [11, 12]  # named none: the whole batch
+    text = request.json["messages"][0]["content"]
+    assert '<tool_event call="1">' in str(text)

@@ -408,3 +408,11 @@ def test_real_cli_timeout_is_transient_and_leaves_no_process(
     assert err.kind == "transient"
     assert "stopped" in err.message
     assert processes_in(observer) == []
+
+
+def test_fake_cli_answers_map_to_the_calls_they_name(tmp_path: Path) -> None:
+    reply = XML.replace("<type>bugfix</type>", "<type>bugfix</type><tool_calls>2</tool_calls>")
+    provider = ClaudeCliProvider(claude_path=str(fake_cli(tmp_path, cli_json(reply))))
+    first, second = run(provider.compress(EVENTS, CTX)).observations
+    assert (first.source_event_ids, second.source_event_ids) == ([12], [11, 12])
+    assert '<tool_event call="2">' in recorded(tmp_path)["stdin"]

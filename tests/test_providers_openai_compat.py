@@ -11,11 +11,13 @@ import pytest
 from claude_mem import settings as settings_mod
 from claude_mem.pipeline.providers import openai_compat
 from claude_mem.pipeline.providers.base import (
+    AgentWords,
     ProviderError,
     Result,
     SessionContext,
     SummaryInput,
     ToolEvent,
+    Turn,
 )
 from tests.llm_mocks import OpenAIMock, answer, error, openai_mock, raw, slow
 
@@ -246,3 +248,64 @@ def test_create_reads_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     assert request.json["model"] == "qwen2.5-coder"
     assert request.headers["authorization"] == "Bearer env-key"
     assert result.model == "qwen2.5-coder"
+
+
+UNITS = """<observation><type>bugfix</type><tool_calls>1, 3-4</tool_calls>
+<title>Float sum made round() give 1.72; totals now sum Decimals</title>
+<facts><fact>test_total failed: 1.72 != 1.73</fact></facts></observation>
+<observation><type>decision</type><tool_calls>2</tool_calls>
+<title>Totals round half-up, never banker's</title>
+<narrative>The user set the rule: round half-up.</narrative></observation>
+<observation><type>decision</type><title>Chat rule with no calls</title></observation>"""
+TURN_EVENTS = [
+    ToolEvent(41, "Read", {"file_path": "invoice.py"}, "def total(): ...", tool_use_id="tu_1"),
+    ToolEvent(42, "Grep", {"pattern": "round("}, "invoice.py:9", tool_use_id="tu_2"),
+    ToolEvent(43, "Bash", {"command": "pytest -q"}, "1 failed", tool_use_id="tu_3"),
+    ToolEvent(44, "Edit", {"file_path": "invoice.py"}, "ok", tool_use_id="tu_4"),
+]
+TURN_CTX = SessionContext(
+    5,
+    "invoicer",
+    "claude-code",
+    turn=Turn(
+        1,
+        "why is the total 1.72? and totals round half-up, never banker's",
+        (
+            AgentWords("Reading the total first.", "tu_1"),
+            AgentWords("The float sum drops a cent before round().", "tu_4"),
+        ),
+        "Fixed: the total sums Decimals.",
+    ),
+)
+
+
+def test_a_turn_is_sent_in_order_and_units_keep_their_calls() -> None:
+    with openai_mock() as api:
+        api.script(answer(UNITS))
+        result = run(provider(api).compress(TURN_EVENTS, TURN_CTX))
+        [request] = api.calls()
+    prompt = request.json["messages"][1]["content"]
+    words = prompt.index("The float sum drops a cent before round().")
+    assert prompt.index('<tool_event call="3">') < words < prompt.index('<tool_event call="4">')
+    assert "why is the total 1.72?" in prompt
+    assert "Fixed: the total sums Decimals." in prompt
+    assert [o.source_event_ids for o in result.observations] == [
+        [41, 43, 44],
+        [42],
+        [41, 42, 43, 44],
+    ]
+    assert result.observations[1].type == "decision"
+
+
+def test_a_turn_without_calls_is_still_asked() -> None:
+    chat = SessionContext(5, "p", "codex", turn=Turn(2, "no: retry timeouts twice, never more"))
+    with openai_mock() as api:
+        api.script(
+            answer("<observation><type>decision</type><title>Retry twice</title></observation>")
+        )
+        p = provider(api)
+        result = run(p.compress([], chat))
+        assert run(p.compress([], CTX)).observations == []  # nothing to ask about
+        assert len(api.calls()) == 1
+    [draft] = result.observations
+    assert (draft.type, draft.source_event_ids) == ("decision", [])

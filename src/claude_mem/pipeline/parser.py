@@ -16,6 +16,10 @@ never raises. Its rules:
   as written (lowercased, at most 32 chars). Concepts are lowercased, cut at the first ':',
   trimmed, deduplicated, and never equal to the type. An observation with no title,
   narrative, facts or concepts is dropped.
+- `<tool_calls>` names the prompt's call numbers an observation covers ("1, 3, 5-7"; see
+  `prompts.observation_prompt`). Given the batch's row ids in prompt order, each draft's
+  `source_event_ids` are the ids of the calls it names; with none named, or none that
+  exist, all of them (the whole batch, as before numbering).
 - A summary counts when request, investigated, learned, completed or next_steps has text.
 - Prose is not an error, except short prose that reads like a gateway's quota, auth or rate
   limit message (a CLI or proxy in front of the model may answer that way): `error` then
@@ -25,6 +29,7 @@ never raises. Its rules:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -38,6 +43,8 @@ Kind = Literal["observations", "summary", "skip_summary", "skip", "empty", "pros
 TYPE_CHARS = 32
 MAX_OBSERVATIONS = 200  # far beyond any real reply; bounds the work a hostile one can cause
 PROSE_ERROR_CHARS = 1_000  # longer prose is a confused model, not a gateway error message
+CALLS_CHARS = 2_000  # of a <tool_calls> list read for numbers
+MAX_CALL_RANGE = 10_000  # a wider range ("1-999999") is a confused model, not a batch
 _SUMMARY_FIELDS = SummaryDraft.__struct_fields__
 _TAG_END = " \t\r\n/>"
 
@@ -190,8 +197,9 @@ _SKIP = re.compile(r"<skip(?=[\s/>])")
 _REASON = re.compile(r"""reason\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 
 
-def parse_response(text: object) -> ParsedResponse:
-    """Classify and read one reply; never raises."""
+def parse_response(text: object, calls: Sequence[int] = ()) -> ParsedResponse:
+    """Classify and read one reply; never raises. `calls` are the row ids of the tool calls
+    the prompt numbered 1, 2, …; observations are mapped to them (module docstring)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     if not isinstance(text, str) or not text.strip():
@@ -204,7 +212,7 @@ def parse_response(text: object) -> ParsedResponse:
             return ParsedResponse("skip")
         return ParsedResponse("prose", error=prose_error(text))
     if root[1] == "observation":
-        return ParsedResponse("observations", observations=_observations(text, folded))
+        return ParsedResponse("observations", observations=_observations(text, folded, calls))
     if root[1] == "summary":
         return ParsedResponse("summary", summary=_summary(text, folded, root.start()))
     tag = text[root.start() : root.start() + 2_000]  # attributes are short; bound the scan
@@ -214,7 +222,7 @@ def parse_response(text: object) -> ParsedResponse:
     return ParsedResponse("skip_summary", skip_reason=_value(value))
 
 
-def _observations(text: str, folded: str) -> list[ObservationDraft]:
+def _observations(text: str, folded: str, calls: Sequence[int]) -> list[ObservationDraft]:
     drafts: list[ObservationDraft] = []
     pos, end = 0, len(text)
     while len(drafts) < MAX_OBSERVATIONS:
@@ -228,11 +236,28 @@ def _observations(text: str, folded: str) -> list[ObservationDraft]:
         stop = end if closed is None else closed[0]
         draft = _observation(text, folded, opened.content, stop)
         if draft is not None:
+            named = _call_numbers(_field(text, folded, "tool_calls", opened.content, stop))
+            chosen = [calls[n - 1] for n in named if n <= len(calls)]
+            draft.source_event_ids = chosen or list(calls)
             drafts.append(draft)
         if closed is None:
             break  # no closer after this point, so every later block would be open too
         pos = closed[1]
     return drafts
+
+
+_NUMBERS = re.compile(r"(\d{1,6})(?:\s*(?:-|–|\.\.)\s*(\d{1,6}))?")
+
+
+def _call_numbers(text: str) -> list[int]:
+    """The distinct call numbers (1-based) a `<tool_calls>` list names, in order."""
+    found: set[int] = set()
+    for m in _NUMBERS.finditer(text[:CALLS_CHARS]):
+        low = int(m[1])
+        high = int(m[2]) if m[2] else low
+        if 1 <= low <= high and high - low < MAX_CALL_RANGE:
+            found.update(range(low, high + 1))
+    return sorted(found)
 
 
 def _observation(text: str, folded: str, start: int, end: int) -> ObservationDraft | None:

@@ -20,7 +20,13 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
-from claude_mem.pipeline.providers.base import SessionContext, SummaryInput, ToolEvent
+from claude_mem.pipeline.providers.base import (
+    AgentWords,
+    SessionContext,
+    SummaryInput,
+    ToolEvent,
+    Turn,
+)
 from claude_mem.privacy import clean_text, clean_value
 from claude_mem.vocabulary import OBSERVATION_TYPES, TYPE_MEANINGS
 
@@ -31,6 +37,7 @@ __all__ = [
     "OBSERVATION_TYPES",
     "SYSTEM_PROMPT",
     "elide",
+    "needs_model",
     "observation_prompt",
     "render_event",
     "summary_prompt",
@@ -58,6 +65,11 @@ LAST_MESSAGE_CHARS = 12_000
 SUMMARY_EVENTS_SHOWN = 30
 SUMMARY_EVENT_CHARS = 600
 SUMMARY_OBSERVATIONS_SHOWN = 40
+TITLE_CHARS = 80  # what the model is asked to keep a title to
+WORDS_CHARS = 4_000  # one stretch of the agent's words between tool calls
+MIN_WORDS_CHARS = 400
+TURN_WORDS_CHARS = 24_000  # all of a turn's words between its tool calls
+REPLY_CHARS = 6_000  # the agent's closing reply in an observation prompt
 
 SYSTEM_PROMPT = """\
 You keep the long-term memory of a software developer's coding sessions. Another AI agent (the \
@@ -85,7 +97,8 @@ with no greeting, explanation or markdown around it.\
 _OBSERVATION_FORMAT = f"""\
 <observation>
   <type>one of: {", ".join(OBSERVATION_TYPES)}</type>
-  <title>short title naming the main thing that was done or learned</title>
+  <tool_calls>the numbers of the tool calls this unit covers, e.g. 1, 2, 4-6</tool_calls>
+  <title>the finding or change itself, at most {TITLE_CHARS} characters</title>
   <subtitle>one sentence of context, at most 24 words</subtitle>
   <facts>
     <fact>one specific, self-contained statement</fact>
@@ -98,17 +111,31 @@ _OBSERVATION_FORMAT = f"""\
 </observation>"""
 
 _OBSERVATION_TASK = f"""\
-Write memory notes for the tool events above.
+Write memory notes for the work recorded above.
 
 Reply with one or more <observation> elements and nothing else, each shaped like this:
 
 {_OBSERVATION_FORMAT}
 
 Guidance:
+- One observation per unit of work: one thing the agent set out to do or found out, the tool \
+calls that served it, and the outcome. Reads, searches, listings and test runs that served a \
+unit are facts inside it (files looked at, commands run, test results), not observations of \
+their own. Never write an observation that only says a file was read or a folder listed.
+- tool_calls: the call="N" numbers of the tool calls the unit covers. Each call belongs to \
+the unit it served; leave the element out only when the unit used no tool call.
+- title: state the finding or the change ("Float sum made round() give 1.72; totals now sum \
+Decimals"), not the action ("Edited invoice.py"); at most {TITLE_CHARS} characters.
+- narrative: why it happened and why it was done this way. The agent's words between its \
+calls (<agent_words>) and its closing <reply> explain its reasons: keep them, shortened.
+- When the user states or corrects a rule (a convention, a limit, a preference) and the \
+agent takes it, write a decision observation whose narrative holds the rule itself, in the \
+user's and the agent's words, and whose facts name the files and symbols it is about. Do \
+this also for a turn without tool calls.
 - type: {"; ".join(f"{kind} {meaning}" for kind, meaning in TYPE_MEANINGS.items())}.
 - concepts: one to five of {", ".join(CONCEPTS)}. Plain keywords only, and never the type.
-- facts: one idea each, with names, paths, values and error text where they exist.
-- One observation per distinct piece of work: events about the same thing share one.
+- facts: one idea each, with names, paths, symbols, values, test names and error text where \
+they exist.
 - A debugging finding (a cause, a failing case, a workaround) is worth keeping even when \
 nothing was changed yet.
 - A field showing <elided chars="N"/> lost N characters in the middle; describe only the part \
@@ -121,15 +148,18 @@ _SUMMARY_FORMAT = """\
 <summary>
   <request>what the user asked for, in a sentence or two</request>
   <investigated>what was looked at or explored</investigated>
-  <learned>what was found out about the code or the problem</learned>
-  <completed>what was finished and works now</completed>
+  <learned>causes found, decisions taken and gotchas met (not test counts)</learned>
+  <completed>what changed and why, and what works now</completed>
   <next_steps>what is still in progress or should happen next</next_steps>
   <notes>anything else worth keeping: open questions, risks, follow-ups</notes>
 </summary>"""
 
 _SUMMARY_TASK = f"""\
 Write a progress summary of this session for whoever picks the work up next. The agent's last \
-message tells where it stopped; the earlier notes and tool events tell how it got there.
+message tells where it stopped; its words in the turn say why it did what it did; the earlier \
+notes and tool events tell how it got there. "learned" keeps what a later session could not \
+see in the code: why a bug happened, which rule the user set, what trap was found; test \
+counts and file lists belong nowhere in it.
 
 Reply with exactly one <summary> element and nothing else:
 
@@ -155,6 +185,10 @@ _ENVELOPE = (
     "earlier_notes",
     "note",
     "last_assistant_message",
+    "turn",
+    "user_prompt",
+    "agent_words",
+    "reply",
 )
 _ENVELOPE_TAG = re.compile(
     r"<(?=/?(?:" + "|".join(sorted(_ENVELOPE, key=len, reverse=True)) + r")[\s/>])",
@@ -218,9 +252,14 @@ def _iso(epoch_ms: int) -> str:
     return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def render_event(event: ToolEvent, *, field_chars: int = FIELD_CHARS) -> str:
-    """One `<tool_event>` block; input and output each cut to `field_chars`."""
-    lines = [f'<tool_event id="{int(event.tool_use_row_id)}">']
+def render_event(
+    event: ToolEvent, *, field_chars: int = FIELD_CHARS, number: int | None = None
+) -> str:
+    """One `<tool_event>` block; input and output each cut to `field_chars`. With `number`
+    the block is tagged `call="number"`, the number a reply cites (`parser` maps it back),
+    else with the event's row id."""
+    tag = f'call="{int(number)}"' if number is not None else f'id="{int(event.tool_use_row_id)}"'
+    lines = [f"<tool_event {tag}>"]
     lines.append(_element("tool", event.tool_name, NAME_CHARS))
     if event.created_at > 0:
         lines.append(f"<time>{_iso(event.created_at)}</time>")
@@ -260,13 +299,98 @@ def _events_block(events: Iterable[ToolEvent], field_chars: int) -> list[str]:
     return ["<session_events>", *rendered, "</session_events>"] if rendered else []
 
 
+def _words_chars(words: Sequence[AgentWords]) -> int:
+    share = TURN_WORDS_CHARS // max(len(words), 1)
+    return max(MIN_WORDS_CHARS, min(WORDS_CHARS, share))
+
+
+def _placed_words(
+    events: Sequence[ToolEvent], words: Sequence[AgentWords]
+) -> tuple[dict[str, list[AgentWords]], list[AgentWords]]:
+    """The agent's words by the host id of the call they precede, and those after the last
+    call. Words naming no call of this batch go with the next words that do, else last, so
+    their order is kept."""
+    ids = {event.tool_use_id for event in events if event.tool_use_id}
+    before: dict[str, list[AgentWords]] = {}
+    pending: list[AgentWords] = []
+    for said in words:
+        pending.append(said)
+        if said.before is not None and said.before in ids:
+            before.setdefault(said.before, []).extend(pending)
+            pending = []
+    return before, pending
+
+
+def _turn_open(turn: Turn) -> str:
+    number = "" if turn.prompt_number is None else f' number="{int(turn.prompt_number)}"'
+    progress = "" if turn.closed else ' in_progress="true"'
+    return f"<turn{number}{progress}>"
+
+
+def _turn_block(turn: Turn, events: Sequence[ToolEvent], field_chars: int) -> list[str]:
+    """The turn as it happened: the user's prompt, the agent's words each placed before the
+    call they preceded, the numbered calls, and the reply."""
+    words_chars = _words_chars(turn.words)
+    before, after = _placed_words(events, turn.words)
+    lines = [_turn_open(turn)]
+    if turn.prompt:
+        lines.append(_element("user_prompt", turn.prompt, PROMPT_CHARS))
+    for number, event in enumerate(events, start=1):
+        for said in before.pop(event.tool_use_id or "", []):
+            lines.append(_element("agent_words", said.text, words_chars))
+        lines.append(render_event(event, field_chars=field_chars, number=number))
+    lines += [_element("agent_words", said.text, words_chars) for said in after]
+    if turn.reply:
+        lines.append(_element("reply", turn.reply, REPLY_CHARS))
+    lines.append("</turn>")
+    return lines
+
+
+def _earlier_prompts(ctx: SessionContext) -> Sequence[str]:
+    """The session's prompts before the turn's own (all of them when its number is unknown)."""
+    if ctx.turn is None or ctx.turn.prompt_number is None:
+        return ctx.prompts
+    return ctx.prompts[: max(ctx.turn.prompt_number - 1, 0)]
+
+
+def needs_model(events: Sequence[ToolEvent], ctx: SessionContext) -> bool:
+    """Whether a compress call has anything to ask about: tool events, or a turn's words
+    (a turn without tool calls can still state a rule)."""
+    turn = ctx.turn
+    return bool(events) or (turn is not None and bool(turn.prompt or turn.words or turn.reply))
+
+
 def observation_prompt(events: Sequence[ToolEvent], ctx: SessionContext) -> str:
-    """The user message asking for observations about one batch of a session's events."""
+    """The user message asking for observations about one batch of a session's events (with
+    `ctx.turn`, the turn they belong to, in the order it happened). Calls are numbered from
+    1 in the batch's order; a reply cites those numbers."""
     lines = [_context_open(ctx)]
-    lines += _prompts_block(ctx.prompts, PROMPTS_SHOWN)
-    lines += _events_block(events, _field_chars(len(events)))
+    field_chars = _field_chars(len(events))
+    if ctx.turn is None:
+        lines += _prompts_block(ctx.prompts, PROMPTS_SHOWN)
+        rendered = [
+            render_event(event, field_chars=field_chars, number=number)
+            for number, event in enumerate(events, start=1)
+        ]
+        lines += ["<session_events>", *rendered, "</session_events>"] if rendered else []
+    else:
+        lines += _prompts_block(_earlier_prompts(ctx), PROMPTS_SHOWN)
+        lines += _turn_block(ctx.turn, events, field_chars)
     lines += ["</session_context>", "", _OBSERVATION_TASK]
     return "\n".join(lines)
+
+
+def _summary_turn(turn: Turn, last_message: str) -> list[str]:
+    """The closed turn's words, in order (its calls are among the session's events)."""
+    words_chars = _words_chars(turn.words)
+    lines = [_turn_open(turn)]
+    if turn.prompt:
+        lines.append(_element("user_prompt", turn.prompt, PROMPT_CHARS))
+    lines += [_element("agent_words", said.text, words_chars) for said in turn.words]
+    if turn.reply and turn.reply.strip() != last_message.strip():
+        lines.append(_element("reply", turn.reply, REPLY_CHARS))
+    lines.append("</turn>")
+    return lines
 
 
 def summary_prompt(request: SummaryInput, ctx: SessionContext) -> str:
@@ -282,6 +406,8 @@ def summary_prompt(request: SummaryInput, ctx: SessionContext) -> str:
         lines.append("</earlier_notes>")
     lines += _events_block(request.events[-SUMMARY_EVENTS_SHOWN:], SUMMARY_EVENT_CHARS)
     message = request.last_assistant_message
+    if ctx.turn is not None:
+        lines += _summary_turn(ctx.turn, message)
     lines.append(_element("last_assistant_message", message, LAST_MESSAGE_CHARS))
     lines += ["</session_context>", "", _SUMMARY_TASK]
     return "\n".join(lines)

@@ -6,22 +6,19 @@ from __future__ import annotations
 import difflib
 import re
 
+from claude_mem.pipeline.local.symbols import code_symbols
 from claude_mem.pipeline.local.text import backticked, dedup, shortlist
 from claude_mem.text import counted
 
 MAX_DIFF_LINES = 400
-_DEFINITION = re.compile(
-    r"^(?:[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:pub(?:\([\w:]+\))?[ \t]+)?"
-    r"(?:async[ \t]+)?(?:def|class|function\*?|fn|func|interface|struct|enum|trait)"
-    r"[ \t]+(?:\([^)\n]{0,200}\)[ \t]*)?|(?:export[ \t]+)?const[ \t]+)([A-Za-z_$][\w$]*)",
-    re.MULTILINE,
-)
 _TOKEN = re.compile(r"\w+|[^\w\s]+")
 
 
 def defined_names(text: str, limit: int = 8) -> list[str]:
-    """Names defined in code (def, class, function, const, fn, func...), in order."""
-    return dedup(m.group(1) for m in _DEFINITION.finditer(text[:65_536]))[:limit]
+    """Names defined in code of any language (def, class, function, const, fn, func...), in
+    order, without their class: `symbols.code_symbols` reads them."""
+    names = (symbol.name.rsplit(".", 1)[-1] for symbol in code_symbols("", text[:65_536]))
+    return dedup(names)[:limit]
 
 
 def _line_diff(old: str, new: str) -> tuple[list[str], list[str]]:

@@ -42,7 +42,12 @@ from typing import Any
 from claude_mem import log, paths
 from claude_mem.corpus.render import fit, prime_prompt
 from claude_mem.pipeline.parser import parse_response, prose_error
-from claude_mem.pipeline.prompts import SYSTEM_PROMPT, observation_prompt, summary_prompt
+from claude_mem.pipeline.prompts import (
+    SYSTEM_PROMPT,
+    needs_model,
+    observation_prompt,
+    summary_prompt,
+)
 from claude_mem.pipeline.providers.base import (
     CorpusAnswer,
     CorpusContext,
@@ -462,17 +467,16 @@ class ClaudeCliProvider:
         return session, left_out
 
     async def compress(self, events: list[ToolEvent], ctx: SessionContext) -> Result:
-        """Observations for one batch; prose or `<skip/>` is an empty result, not an error."""
-        if not events:
+        """Observations for one batch (or a turn's words alone), each with the events it
+        covers; prose or `<skip/>` is an empty result, not an error."""
+        if not needs_model(events, ctx):
             return Result(model=self.model)
         user = observation_prompt(events, ctx)
         reply = await self.complete(SYSTEM_PROMPT, user)
-        parsed = parse_response(reply.text)
+        parsed = parse_response(reply.text, [event.tool_use_row_id for event in events])
         if parsed.error is not None:
             raise parsed.error
         drafts = parsed.observations if parsed.kind == "observations" else []
-        for draft in drafts:
-            draft.source_event_ids = [event.tool_use_row_id for event in events]
         return self._result(user, reply, observations=drafts)
 
     async def summarize(self, request: SummaryInput, ctx: SessionContext) -> Result:

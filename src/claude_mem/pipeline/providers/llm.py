@@ -28,7 +28,12 @@ from urllib.parse import urlsplit
 
 from claude_mem.corpus.render import fit
 from claude_mem.pipeline.parser import parse_response
-from claude_mem.pipeline.prompts import SYSTEM_PROMPT, observation_prompt, summary_prompt
+from claude_mem.pipeline.prompts import (
+    SYSTEM_PROMPT,
+    needs_model,
+    observation_prompt,
+    summary_prompt,
+)
 from claude_mem.pipeline.providers.base import (
     CorpusAnswer,
     CorpusContext,
@@ -297,18 +302,16 @@ class LLMProvider:
     # --- the shared path ---
 
     async def compress(self, events: list[ToolEvent], ctx: SessionContext) -> Result:
-        """Observations for one batch; prose or `<skip/>` is an empty result, not an error."""
-        if not events:
+        """Observations for one batch (or a turn's words alone), each with the events it
+        covers; prose or `<skip/>` is an empty result, not an error."""
+        if not needs_model(events, ctx):
             return Result(model=self.model)
         completion = Completion(SYSTEM_PROMPT, observation_prompt(events, ctx))
         reply = await self.complete(completion)
-        parsed = parse_response(reply.text)
+        parsed = parse_response(reply.text, [event.tool_use_row_id for event in events])
         if parsed.error is not None:
             raise parsed.error
         drafts = parsed.observations if parsed.kind == "observations" else []
-        ids = [event.tool_use_row_id for event in events]
-        for draft in drafts:
-            draft.source_event_ids = list(ids)
         return self._result(completion, reply, observations=drafts)
 
     async def summarize(self, request: SummaryInput, ctx: SessionContext) -> Result:
