@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from claude_mem.pipeline.local.compress import event_notes
+from claude_mem.pipeline.local.describe import event_notes
 from claude_mem.pipeline.local.note import Note
 from claude_mem.pipeline.local.text import (
     SUMMARY_CHARS,
