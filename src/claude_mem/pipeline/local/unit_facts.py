@@ -48,10 +48,9 @@ def unit_facts(events: list[ToolEvent], notes: list[Note]) -> list[str]:
     looks = [note for note in notes if note.type == "discovery"]
     changed_names = _symbols(changes)
     read_names = [name for name in _symbols(looks) if name not in changed_names]
-    read_only = [path for path in read if path not in modified]
     facts = [
         *([f"Modified: {shortlist(modified, 8)}"] if modified else []),
-        *([f"Read: {shortlist(read_only, 8)}"] if read_only else []),
+        *([f"Read: {shortlist(read, 8)}"] if read else []),
         *([f"Symbols changed: {shortlist(changed_names, 8)}"] if changed_names else []),
         *_tests(notes),
         *_with([note for note in notes if note.failed], ("Error: ",))[:3],

@@ -40,6 +40,7 @@ _STATUS = word_pattern(
     r"(?:all )?(?:\d+ )?tests? (?:pass(?:es|ed)?|fail(?:s|ed)?)|"
     r"(?:all )?(?:\d+ )?(?:tests )?(?:passing|green)|done|looks good"
 )
+FINDING = 2  # the weight of a plain statement: neither cause, change, rule nor status
 MIN_WORDS = 4  # a shorter sentence ("Found it.") says too little to stand as a title
 
 
@@ -72,7 +73,7 @@ def weight(sentence: str) -> int:
         return 4
     if CHANGE_WORDS.search(sentence) or RULE_WORDS.search(sentence):
         return 3
-    return 1 if _STATUS.search(sentence) else 2
+    return 1 if _STATUS.search(sentence) else FINDING
 
 
 def best_sentence(candidates: Iterable[str]) -> str:
