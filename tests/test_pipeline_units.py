@@ -447,3 +447,10 @@ def test_a_long_turn_stays_within_bounds() -> None:
     assert len(summary.learned) <= 500
     assert len(summary.completed) <= 500
     assert compress_events([], script.ctx(turn)) == []
+
+
+def test_a_unit_with_only_narration_is_titled_by_the_stated_intent() -> None:
+    script = investigation()
+    script.prompt = ""
+    (unit,) = compress(script, script.turn())
+    assert unit.title == "Find the export code."

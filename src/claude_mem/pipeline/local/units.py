@@ -3,8 +3,6 @@ the agent's own words, with the evidence of its tool events as facts (`unit_fact
 
 from __future__ import annotations
 
-import re
-
 from claude_mem.pipeline.local.classify import change_concepts, text_type
 from claude_mem.pipeline.local.describe import described
 from claude_mem.pipeline.local.segment import Unit, segment
@@ -17,18 +15,13 @@ from claude_mem.pipeline.local.text import (
     shortlist,
 )
 from claude_mem.pipeline.local.unit_facts import unit_facts
-from claude_mem.pipeline.local.words import all_sentences, best_sentence, is_narration, weight
+from claude_mem.pipeline.local.words import all_sentences, best_sentence, intent, weight
 from claude_mem.pipeline.providers.base import ObservationDraft, SessionContext, ToolEvent, Turn
 from claude_mem.pipeline.tools.evidence import evidence
 from claude_mem.text import counted, shorten
 from claude_mem.vocabulary import ObservationType
 
 _CHANGE_RANK: tuple[ObservationType, ...] = ("bugfix", "refactor", "feature", "change")
-_INTENT = re.compile(
-    r"^(?:(?:ok(?:ay)?|now|first|next|then|so)[,!.]?\s+)*"
-    r"(?:let me|let's|i'll|i will|i'm going to|i am going to|i need to|i want to|we need to)\s+",
-    re.IGNORECASE,
-)
 
 
 def turn_drafts(events: list[ToolEvent], ctx: SessionContext, turn: Turn) -> list[ObservationDraft]:
@@ -59,10 +52,7 @@ def _title(unit: Unit, own: list[str], closing: list[str], prompt: str) -> str:
     for choice in (best_sentence(own), best_sentence(closing), prompt.strip()):
         if choice:
             return choice
-    intent = next((_INTENT.sub("", s) for s in own if is_narration(s)), "")
-    if intent:
-        return intent[0].upper() + intent[1:].rstrip(":")
-    return _evidence_title(unit)
+    return next(filter(None, map(intent, own)), "") or _evidence_title(unit)
 
 
 def _evidence_title(unit: Unit) -> str:

@@ -41,6 +41,11 @@ _STATUS = word_pattern(
     r"(?:all )?(?:\d+ )?(?:tests )?(?:passing|green)|done|looks good"
 )
 FINDING = 2  # the weight of a plain statement: neither cause, change, rule nor status
+_INTENT_LEAD = re.compile(
+    r"^(?:(?:ok(?:ay)?|now|first|next|then|so)[,!.]?\s+)*"
+    r"(?:let me|let's|i'll|i will|i'm going to|i am going to|i need to|i want to|we need to)\s+",
+    re.IGNORECASE,
+)
 MIN_WORDS = 4  # a shorter sentence ("Found it.") says too little to stand as a title
 
 
@@ -62,6 +67,15 @@ def all_sentences(texts: Iterable[str]) -> list[str]:
 def is_narration(sentence: str) -> bool:
     """'Let me look at…', 'I'll run the tests', 'Looking at the loader:': intent, not result."""
     return bool(_NARRATION.match(sentence)) or sentence.rstrip().endswith(":")
+
+
+def intent(sentence: str) -> str:
+    """What a narration says the agent set out to do ("Let me check the loader" → "Check
+    the loader"); '' for any other sentence."""
+    rest = _INTENT_LEAD.sub("", sentence).rstrip(":").strip()
+    if rest == sentence.strip() or not rest:
+        return ""
+    return rest[0].upper() + rest[1:]
 
 
 def weight(sentence: str) -> int:
