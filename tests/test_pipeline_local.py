@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from claude_mem.pipeline.local.compress import DESCRIBERS
+from claude_mem.pipeline.local.describe import DESCRIBERS
 from claude_mem.pipeline.providers.base import (
     ObservationDraft,
     Provider,

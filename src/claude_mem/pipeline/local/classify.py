@@ -45,13 +45,20 @@ def edit_type(event: ToolEvent, scope: Scope, added_code: str) -> ObservationTyp
     comments = "\n".join(
         line for line in added_code.splitlines()[:2000] if _COMMENT_LINE.match(line)
     )
-    if FIX_WORDS.search(prompt) or _FIX_COMMENT.search(comments):
+    if _FIX_COMMENT.search(comments):
         return "bugfix"
-    if _REFACTOR_WORDS.search(prompt):
+    return text_type(prompt) or ("bugfix" if scope.seen_failure else "change")
+
+
+def text_type(text: str) -> ObservationType | None:
+    """bugfix > refactor > feature as words (a prompt, the agent's) say it, else None."""
+    if FIX_WORDS.search(text):
+        return "bugfix"
+    if _REFACTOR_WORDS.search(text):
         return "refactor"
-    if _FEATURE_WORDS.search(prompt):
+    if _FEATURE_WORDS.search(text):
         return "feature"
-    return "bugfix" if scope.seen_failure else "change"
+    return None
 
 
 def change_concepts(kind: str) -> list[str]:

@@ -61,7 +61,10 @@ class Scope:
     seen_failure: bool = False
 
     def prompt(self, event: ToolEvent) -> str:
-        """The user prompt the event belongs to (else the latest one)."""
+        """The user prompt the event belongs to (the turn's, when compressing a turn; else
+        the latest one)."""
+        if self.ctx.turn is not None and self.ctx.turn.prompt.strip():
+            return self.ctx.turn.prompt
         prompts = [p if isinstance(p, str) else "" for p in self.ctx.prompts]
         number = as_int(event.prompt_number)
         if number is not None and 1 <= number <= len(prompts):

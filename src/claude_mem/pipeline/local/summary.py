@@ -1,45 +1,34 @@
 """A session summary by rule: from the session's events, its stored observations and the
-assistant's last message."""
+assistant's last message. With the turn the Stop closed (`ctx.turn`) it leads with
+knowledge: "Learned" holds the causes, rules and gotchas the agent stated (test counts only
+as a trailing note), "Completed" what changed and the agent's words for why."""
 
 from __future__ import annotations
 
-import re
-
-from claude_mem.pipeline.local.compress import event_notes
+from claude_mem.pipeline.local.describe import event_notes
 from claude_mem.pipeline.local.note import Note
-from claude_mem.pipeline.local.text import (
-    SUMMARY_CHARS,
-    as_str,
-    clip,
-    dedup,
-    shortlist,
-    word_pattern,
+from claude_mem.pipeline.local.text import SUMMARY_CHARS, as_str, dedup, shortlist, word_pattern
+from claude_mem.pipeline.local.words import (
+    CAUSE_WORDS,
+    FINDING,
+    all_sentences,
+    best_sentence,
+    changes,
+    knowledge,
+    sentences,
+    weight,
 )
-from claude_mem.pipeline.providers.base import SessionContext, SummaryDraft, SummaryInput
+from claude_mem.pipeline.providers.base import SessionContext, SummaryDraft, SummaryInput, Turn
 from claude_mem.pipeline.tools.evidence import evidence
+from claude_mem.text import shorten
 
 _NEXT_WORDS = word_pattern(
     r"next|todo|to-do|remaining|remains|should|follow[- ]up|still need|not yet|later"
 )
-_CAUSE_WORDS = word_pattern(
-    r"because|root cause|caused by|turns out|turned out|the issue|the problem|"
-    r"the bug|due to|found that"
-)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`'\"(\[])")
 
 
 def _cap(text: str) -> str:
-    return clip(text, SUMMARY_CHARS)
-
-
-def _sentences(message: str) -> list[str]:
-    """The message's sentences, code blocks and list markers removed."""
-    prose = re.sub(r"```.*?(?:```|$)", " ", message[:20_000], flags=re.DOTALL)
-    found: list[str] = []
-    for raw in prose.splitlines():
-        line = re.sub(r"^\s*(?:[-*+•]|\d+[.)]|#+)\s*", "", raw).strip()
-        found.extend(part.strip() for part in _SENTENCE_END.split(line) if part.strip())
-    return found
+    return shorten(text, SUMMARY_CHARS)
 
 
 def _request(ctx: SessionContext) -> str:
@@ -78,7 +67,7 @@ def _learned(notes: list[Note], request: SummaryInput, sentences: list[str]) -> 
         if failing is not None:
             items.extend(fact for fact in failing.facts if fact.startswith("Failed:"))
     items.extend(note.title for note in notes if note.kind != "test" and note.failed)
-    items.extend(s for s in sentences if _CAUSE_WORDS.search(s))
+    items.extend(s for s in sentences if CAUSE_WORDS.search(s))
     if not items:
         found = [o.title for o in request.observations if o.type == "discovery"]
         items.extend(found or [n.title for n in notes if n.type == "discovery"])
@@ -90,7 +79,7 @@ def _completed(notes: list[Note], modified: list[str], sentences: list[str]) -> 
     if modified:
         parts.append(f"Modified {shortlist(modified, 8)}.")
     parts.extend(f"{note.completed}." for note in notes if note.completed)
-    opening = [s for s in sentences if not _NEXT_WORDS.search(s) and not _CAUSE_WORDS.search(s)]
+    opening = [s for s in sentences if not _NEXT_WORDS.search(s) and not CAUSE_WORDS.search(s)]
     parts.extend(opening[:2])
     return _cap(" ".join(parts))
 
@@ -103,17 +92,57 @@ def _notes_field(notes: list[Note]) -> str:
 
 
 def summarize_session(request: SummaryInput, ctx: SessionContext) -> SummaryDraft:
-    """A session summary from its events, stored observations and last assistant message."""
+    """A session summary from its events, stored observations and last assistant message
+    (and, with `ctx.turn`, the agent's words in the turn)."""
     notes = event_notes(list(request.events), ctx)
     read, modified = evidence(request.events)
     read = dedup([*read, *request.files_read])
     modified = dedup([*modified, *request.files_modified])
-    sentences = _sentences(as_str(request.last_assistant_message))
+    if ctx.turn is not None:
+        return _turn_summary(request, ctx, ctx.turn, notes=notes, modified=modified, read=read)
+    said = sentences(as_str(request.last_assistant_message))
     return SummaryDraft(
         request=_request(ctx),
         investigated=_investigated(notes, read),
-        learned=_learned(notes, request, sentences),
-        completed=_completed(notes, modified, sentences),
-        next_steps=_cap(" ".join(s for s in sentences if _NEXT_WORDS.search(s))),
+        learned=_learned(notes, request, said),
+        completed=_completed(notes, modified, said),
+        next_steps=_cap(" ".join(s for s in said if _NEXT_WORDS.search(s))),
         notes=_notes_field(notes),
     )
+
+
+def _turn_summary(
+    request: SummaryInput,
+    ctx: SessionContext,
+    turn: Turn,
+    *,
+    notes: list[Note],
+    modified: list[str],
+    read: list[str],
+) -> SummaryDraft:
+    """Knowledge first: causes and rules the agent stated (this turn's words, then the stored
+    units'), the change in its words, and test counts only as a trailing note."""
+    texts = [*(item.text for item in turn.words), turn.reply]
+    said = all_sentences([*texts, as_str(request.last_assistant_message)])
+    stored = all_sentences(draft.narrative for draft in request.observations)
+    learned = sorted(dedup([*knowledge(said), *knowledge(stored)]), key=weight, reverse=True)
+    if not learned:  # no cause or rule stated: what was found, in the agent's words
+        found = [s for s in said if weight(s) == FINDING]
+        learned = found[:2] or [o.title for o in request.observations if o.type == "discovery"]
+    stated = changes(said) or ([best_sentence(said)] if modified else [])
+    completed = [f"Modified {shortlist(modified, 8)}." if modified else ""]
+    completed.extend(f"{note.completed}." for note in notes if note.completed)
+    return SummaryDraft(
+        request=_cap(turn.prompt) or _request(ctx),
+        investigated=_investigated(notes, read),
+        learned=_cap(" ".join(dedup(learned)[:6])),
+        completed=_cap(" ".join(dedup([*completed, *stated[:2]]))),
+        next_steps=_cap(" ".join(s for s in said if _NEXT_WORDS.search(s))),
+        notes=_cap(" ".join(dedup([_notes_field(notes), _test_counts(notes)]))),
+    )
+
+
+def _test_counts(notes: list[Note]) -> str:
+    """'Tests: 3 passed, 1 failed → 4 passed': the runs' results in order."""
+    results = [note.title.rsplit(": ", 1)[-1] for note in notes if note.kind == "test"]
+    return f"Tests: {' → '.join(results)}." if results else ""

@@ -1,0 +1,102 @@
+"""A prompt turn's observations: one per unit of work (`segment`), titled and explained in
+the agent's own words, with the evidence of its tool events as facts (`unit_facts`)."""
+
+from __future__ import annotations
+
+from claude_mem.pipeline.local.classify import change_concepts, text_type
+from claude_mem.pipeline.local.describe import described
+from claude_mem.pipeline.local.segment import Unit, segment
+from claude_mem.pipeline.local.text import (
+    NARRATIVE_CHARS,
+    SUBTITLE_CHARS,
+    UNIT_TITLE_CHARS,
+    clip,
+    dedup,
+    shortlist,
+)
+from claude_mem.pipeline.local.unit_facts import unit_facts
+from claude_mem.pipeline.local.words import all_sentences, best_sentence, intent, weight
+from claude_mem.pipeline.providers.base import ObservationDraft, SessionContext, ToolEvent, Turn
+from claude_mem.pipeline.tools.evidence import evidence
+from claude_mem.text import counted, shorten
+from claude_mem.vocabulary import ObservationType
+
+_CHANGE_RANK: tuple[ObservationType, ...] = ("bugfix", "refactor", "feature", "change")
+
+
+def turn_drafts(events: list[ToolEvent], ctx: SessionContext, turn: Turn) -> list[ObservationDraft]:
+    """The turn's units as drafts, in order; each lists every event it folds."""
+    units = segment(events, described(events, ctx), turn)
+    return [_draft(unit, turn, n == 0, n == len(units) - 1) for n, unit in enumerate(units)]
+
+
+def _draft(unit: Unit, turn: Turn, first: bool, last: bool) -> ObservationDraft:
+    own = all_sentences(unit.words)
+    closing = all_sentences([turn.reply]) if last else []
+    kind = _unit_type(unit, " ".join([turn.prompt, *unit.words]))
+    return ObservationDraft(
+        type=kind,
+        title=shorten(_title(unit, own, closing, turn.prompt if first else ""), UNIT_TITLE_CHARS)
+        or "Worked on the request",
+        subtitle=clip(_subtitle(unit), SUBTITLE_CHARS),
+        narrative=shorten(_narrative(unit, own, closing), NARRATIVE_CHARS),
+        facts=unit_facts(unit.events, unit.notes),
+        concepts=_concepts(unit, kind),
+        source_event_ids=[event.tool_use_row_id for event in unit.events],
+    )
+
+
+def _title(unit: Unit, own: list[str], closing: list[str], prompt: str) -> str:
+    """The unit's finding or change in the agent's words; else its reply, the prompt, its
+    stated intent, and last what its events show."""
+    for choice in (best_sentence(own), best_sentence(closing), prompt.strip()):
+        if choice:
+            return choice
+    return next(filter(None, map(intent, own)), "") or _evidence_title(unit)
+
+
+def _evidence_title(unit: Unit) -> str:
+    """What the events show, when no words say it: the change, a failure, or what was read."""
+    changed = next((note for note in unit.notes if note.type != "discovery"), None)
+    failed = next((note for note in unit.notes if note.failed), None)
+    picked = changed or failed
+    if picked is not None:
+        return picked.title
+    read, _ = evidence(unit.events)
+    looked = dedup([*read, *(t for note in unit.notes for t in note.investigated)])
+    return f"Investigated {shortlist(looked)}" if looked else unit.notes[0].title
+
+
+def _narrative(unit: Unit, own: list[str], closing: list[str]) -> str:
+    """The agent's explanation, narration left out, in the order written (the reply last);
+    else what the events' notes say."""
+    said = [s for s in dict.fromkeys([*own, *closing]) if weight(s) > 0]
+    if said:
+        return " ".join(said)
+    return " ".join(dedup(note.narrative for note in unit.notes))
+
+
+def _unit_type(unit: Unit, words: str) -> ObservationType:
+    """The strongest change type of its edits (a plain change typed by the words), else a
+    discovery."""
+    kinds = {note.type for note in unit.notes if note.type != "discovery"}
+    if not kinds:
+        return "discovery"
+    best = next(kind for kind in _CHANGE_RANK if kind in kinds)
+    return (text_type(words) or best) if best == "change" else best
+
+
+def _concepts(unit: Unit, kind: ObservationType) -> list[str]:
+    own = [concept for note in unit.notes for concept in note.concepts]
+    extra = change_concepts(kind) if kind != "discovery" else []
+    return dedup([*extra, *own]) or ["how-it-works"]
+
+
+def _subtitle(unit: Unit) -> str:
+    read, modified = evidence(unit.events)
+    calls = counted(len(unit.events), "tool call")
+    if modified:
+        return f"Changed {shortlist(modified)} ({calls})"
+    if read:
+        return f"Looked at {shortlist(read)} ({calls})"
+    return f"{unit.notes[0].subtitle or unit.notes[0].title} ({calls})"
