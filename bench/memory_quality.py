@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/memory_quality.py [--json] [--check] [--sessions ID,ID] [--noise N]
 
-The hand-written sessions of bench/memory_quality/*.toml (an invoicing service, a job
+The hand-written sessions of bench/memory_quality_corpus/*.toml (an invoicing service, a job
 scheduler, a deploy CLI: bug hunts with their root cause, decisions amended or reverted in a
 later session, chat-only rules, refactors, features, dead ends, investigations) and
 generated unrelated sessions as noise are replayed the way Claude Code runs the installed
@@ -46,7 +46,7 @@ from claude_mem.demo import recorded
 from claude_mem.demo import run as demo
 from claude_mem.hooks.command import hook_argv
 
-CORPUS = Path(__file__).resolve().parent / "memory_quality"
+CORPUS = Path(__file__).resolve().parent / "memory_quality_corpus"
 TOP = 5
 DEEP = 50  # how far down the ranking an amended decision's current and stale units are looked for
 NOISE = 120
@@ -54,8 +54,13 @@ SEED = 15
 DRAIN_WAIT_S = 900.0
 HOOK_TIMEOUT_S = 30.0
 MODEL = "claude-sonnet-4-5"
-FLOORS = {"recall_hybrid": 0.9, "recall_fulltext": 0.9, "injection": 0.8,
-          "obs_per_tool_call": 0.35, "amended_current_first": 1.0}  # fmt: skip
+FLOORS = {
+    "recall_hybrid": 0.9,
+    "recall_fulltext": 0.9,
+    "injection": 0.8,
+    "obs_per_tool_call": 0.35,
+    "amended_current_first": 1.0,
+}
 SESSION_NS = uuid.UUID("5f1f6a0e-15be-4c3e-9a51-000000000015")
 
 
@@ -141,22 +146,38 @@ def stale_of(session: Session, by_id: dict[str, Session]) -> list[Session]:
 
 # Noise: unrelated chores in the same code bases and in others, from templates.
 NOISE_PROJECTS = ("invoicer", "cronwell", "shipkit", "recipebox", "tilemap", "weatherd")
-NOISE_MODULES = ("parser", "render", "settings", "client", "models", "views", "utils", "cache",
-                 "router", "storage", "themes", "metrics", "auth", "upload", "search", "i18n")  # fmt: skip
+NOISE_MODULES = (
+    "parser",
+    "render",
+    "settings",
+    "client",
+    "models",
+    "views",
+    "utils",
+    "cache",
+    "router",
+    "storage",
+    "themes",
+    "metrics",
+    "auth",
+    "upload",
+    "search",
+    "i18n",
+)
 NOISE_CHORES = (
-    ("Add type hints to {m}.py", "Added type hints to every public function of {m}.py; mypy is clean."),
-    ("Fix the typo in the {m} docstring", "Fixed the docstring typo in {m}.py ('recieve' -> 'receive')."),
+    ("Add type hints to {m}.py", "Added type hints to the public functions of {m}.py."),
+    ("Fix the typo in the {m} docstring", "Fixed the docstring typo in {m}.py ('recieve')."),
     ("Rename `tmp` to something meaningful in {m}.py", "Renamed `tmp` to `pending_{m}` in {m}.py."),
     ("Bump the {m} dependency pin", "Bumped the pin in requirements.txt; the suite still passes."),
     ("Make the {m} tests less chatty", "Silenced the debug prints in test_{m}.py with capsys."),
     ("Sort the imports in {m}.py", "Sorted the imports of {m}.py with ruff's isort rules."),
     ("Add a README section about {m}", "Added a '{m}' section to README.md with a usage example."),
     ("Extract the magic number in {m}.py into a constant", "Moved 86400 into `SECONDS_PER_DAY`."),
-    ("Add a __repr__ to the {m} class", "Added `__repr__` showing the id and name of a {m} object."),
+    ("Add a __repr__ to the {m} class", "Added `__repr__` showing a {m} object's id and name."),
     ("Replace os.path with pathlib in {m}.py", "{m}.py now uses pathlib.Path throughout."),
     ("Drop the unused helper in {m}.py", "Removed `_legacy_{m}()`: nothing called it since 2023."),
-    ("Add a --verbose flag to the {m} command", "Added --verbose; it raises the log level to DEBUG."),
-)  # fmt: skip
+    ("Add a --verbose flag to the {m} command", "Added --verbose: log level DEBUG."),
+)
 
 
 def noise_sessions(count: int, seed: int = SEED) -> list[Session]:
@@ -175,16 +196,33 @@ def noise_sessions(count: int, seed: int = SEED) -> list[Session]:
         passed = rng.randrange(3, 60)
         steps = [
             Step(tool="Read", fields={"path": path, "content": code}),
-            Step(tool="Edit", fields={"path": path, "old": "    tmp = value\n    return tmp\n",
-                                      "new": "    return value\n"}),  # fmt: skip
-            Step(tool="Bash", fields={"command": "python -m pytest -q", "description": "Run tests",
-                                      "out": f"{'.' * passed}\n{passed} passed in 0.{passed}s"}),  # fmt: skip
+            Step(
+                tool="Edit",
+                fields={
+                    "path": path,
+                    "old": "    tmp = value\n    return tmp\n",
+                    "new": "    return value\n",
+                },
+            ),
+            Step(
+                tool="Bash",
+                fields={
+                    "command": "python -m pytest -q",
+                    "description": "Run tests",
+                    "out": f"{'.' * passed}\n{passed} passed in 0.{passed}s",
+                },
+            ),
         ]
         turns = [Turn(prompt, reply, tuple(steps))]
         if rng.random() < 0.4:
-            commit = Step(tool="Bash", fields={"command": f"git commit -am '{prompt}'",
-                                               "description": "Commit",
-                                               "out": f"[main {rng.randrange(16**7):07x}] {prompt}"})  # fmt: skip
+            commit = Step(
+                tool="Bash",
+                fields={
+                    "command": f"git commit -am '{prompt}'",
+                    "description": "Commit",
+                    "out": f"[main {rng.randrange(16**7):07x}] {prompt}",
+                },
+            )
             turns.append(Turn("commit it", "Committed.", (commit,)))
         project = NOISE_PROJECTS[n % len(NOISE_PROJECTS)]
         out.append(Session(id=f"noise-{n:03d}", project=project, kind="noise", turns=tuple(turns)))
@@ -218,10 +256,19 @@ class Transcript:
 
     def add(self, kind: str, message: dict[str, Any], **extra: Any) -> None:
         line_id = str(uuid.uuid4())
-        row = {"parentUuid": self.parent, "isSidechain": False, "userType": "external",
-               "cwd": str(self.cwd), "sessionId": self.host_id, "version": "2.1.332",
-               "type": kind, "message": message, "uuid": line_id,
-               "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()), **extra}  # fmt: skip
+        row = {
+            "parentUuid": self.parent,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": str(self.cwd),
+            "sessionId": self.host_id,
+            "version": "2.1.332",
+            "type": kind,
+            "message": message,
+            "uuid": line_id,
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+            **extra,
+        }
         self.parent = line_id
         with self.path.open("a", encoding="utf-8") as out:
             out.write(json.dumps(row) + "\n")
@@ -230,8 +277,14 @@ class Transcript:
         self.add("user", {"role": "user", "content": text})
 
     def assistant(self, block: dict[str, Any]) -> None:
-        message = {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
-                   "model": MODEL, "content": [block], "stop_reason": None}  # fmt: skip
+        message = {
+            "id": f"msg_{uuid.uuid4().hex[:24]}",
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": [block],
+            "stop_reason": None,
+        }
         self.add("assistant", message)
 
     def tool_result(self, tool_use_id: str, text: str, response: dict[str, Any]) -> None:
@@ -245,20 +298,43 @@ def tool_call(step: Step, project: Path) -> tuple[dict[str, Any], dict[str, Any]
     where = str(project / f["path"]) if "path" in f else str(project)
     if step.tool == "Read":
         lines = f["content"].splitlines()
-        file = {"filePath": where, "content": f["content"], "numLines": len(lines),
-                "startLine": 1, "totalLines": len(lines)}  # fmt: skip
+        file = {
+            "filePath": where,
+            "content": f["content"],
+            "numLines": len(lines),
+            "startLine": 1,
+            "totalLines": len(lines),
+        }
         shown = "\n".join(f"{n:>6}→{line}" for n, line in enumerate(lines, 1))
         return {"file_path": where}, {"type": "text", "file": file}, shown
     if step.tool == "Edit":
-        given = {"file_path": where, "old_string": f["old"], "new_string": f["new"],
-                 "replace_all": False}  # fmt: skip
-        answer = {"filePath": where, "oldString": f["old"], "newString": f["new"],
-                  "structuredPatch": [], "userModified": False, "replaceAll": False}  # fmt: skip
+        given = {
+            "file_path": where,
+            "old_string": f["old"],
+            "new_string": f["new"],
+            "replace_all": False,
+        }
+        answer = {
+            "filePath": where,
+            "oldString": f["old"],
+            "newString": f["new"],
+            "structuredPatch": [],
+            "userModified": False,
+            "replaceAll": False,
+        }
         return given, answer, f"The file {where} has been updated."
     if step.tool == "Write":
-        answer = {"type": "create", "filePath": where, "content": f["content"], "structuredPatch": []}
-        return ({"file_path": where, "content": f["content"]}, answer,
-                f"File created successfully at: {where}")  # fmt: skip
+        answer = {
+            "type": "create",
+            "filePath": where,
+            "content": f["content"],
+            "structuredPatch": [],
+        }
+        return (
+            {"file_path": where, "content": f["content"]},
+            answer,
+            f"File created successfully at: {where}",
+        )
     if step.tool == "Bash":
         out, err = f.get("out", ""), f.get("err", "")
         answer = {"stdout": out, "stderr": err, "interrupted": False, "isImage": False}
@@ -267,8 +343,11 @@ def tool_call(step: Step, project: Path) -> tuple[dict[str, Any], dict[str, Any]
     if step.tool == "Grep":
         files = list(f["files"])
         answer = {"mode": "files_with_matches", "filenames": files, "numFiles": len(files)}
-        return ({"pattern": f["pattern"], "path": where}, answer,
-                f"Found {len(files)} files\n" + "\n".join(files))  # fmt: skip
+        return (
+            {"pattern": f["pattern"], "path": where},
+            answer,
+            f"Found {len(files)} files\n" + "\n".join(files),
+        )
     if step.tool == "Glob":
         files = [str(project / name) for name in f["files"]]
         answer = {"filenames": files, "durationMs": 4, "numFiles": len(files), "truncated": False}
@@ -292,8 +371,9 @@ class Replayer:
 
     def transcript(self, host_id: str, project: Path) -> Transcript:
         slug = re.sub(r"[^A-Za-z0-9]", "-", str(project))
-        return Transcript(self.root / "home/.claude/projects" / slug / f"{host_id}.jsonl",
-                          host_id, project)  # fmt: skip
+        return Transcript(
+            self.root / "home/.claude/projects" / slug / f"{host_id}.jsonl", host_id, project
+        )
 
     def hook(self, name: str, base: dict[str, Any], **payload: Any) -> dict[str, Any] | None:
         """Run the hook for host event `name` if Claude Code would; its JSON answer, if any."""
@@ -302,9 +382,15 @@ class Replayer:
             return None
         env = {**os.environ, "CLAUDE_CONFIG_DIR": str(self.root / "home/.claude")}
         try:
-            done = subprocess.run(hook_argv(recorded.PLATFORM, name), input=json.dumps(body).encode(),
-                                  env=env, cwd=base["cwd"], capture_output=True,
-                                  timeout=HOOK_TIMEOUT_S, check=False)  # fmt: skip
+            done = subprocess.run(
+                hook_argv(recorded.PLATFORM, name),
+                input=json.dumps(body).encode(),
+                env=env,
+                cwd=base["cwd"],
+                capture_output=True,
+                timeout=HOOK_TIMEOUT_S,
+                check=False,
+            )
         except subprocess.TimeoutExpired:
             self.problems.append(f"{name} hook took over {HOOK_TIMEOUT_S:.0f} s")
             return None
@@ -324,8 +410,11 @@ class Replayer:
         """One whole session: start, every turn (prompt, text, tools, reply), end."""
         project = self.project(session.project)
         log = self.transcript(session.host_id, project)
-        base = {"session_id": session.host_id, "transcript_path": str(log.path),
-                "cwd": str(project)}  # fmt: skip
+        base = {
+            "session_id": session.host_id,
+            "transcript_path": str(log.path),
+            "cwd": str(project),
+        }
         self.hook("SessionStart", base, source="startup")
         for turn in session.turns:
             log.user(turn.prompt)
@@ -337,8 +426,9 @@ class Replayer:
                     continue
                 tool_use_id = f"toolu_01{uuid.uuid4().hex[:22]}"
                 given, answer, shown = tool_call(step, project)
-                log.assistant({"type": "tool_use", "id": tool_use_id, "name": step.tool,
-                               "input": given})  # fmt: skip
+                log.assistant(
+                    {"type": "tool_use", "id": tool_use_id, "name": step.tool, "input": given}
+                )
                 call = {"tool_name": step.tool, "tool_input": given, "tool_use_id": tool_use_id}
                 self.hook("PreToolUse", asked, **call)
                 log.tool_result(tool_use_id, shown, answer)
@@ -389,18 +479,23 @@ def target_units(db: Path, sessions: list[Session]) -> dict[str, set[str]]:
     try:
         out: dict[str, set[str]] = {}
         for session in sessions:
-            row = conn.execute("SELECT id FROM sessions WHERE host_session_id = ?",
-                               (session.host_id,)).fetchone()  # fmt: skip
+            row = conn.execute(
+                "SELECT id FROM sessions WHERE host_session_id = ?", (session.host_id,)
+            ).fetchone()
             labels: set[str] = set()
             if row is not None:
                 turn = (row[0], session.target_turn)
                 observations = conn.execute(
                     "SELECT id FROM observations WHERE session_id = ? AND prompt_number = ? "
                     "UNION SELECT observation_id FROM tool_uses WHERE session_id = ? AND "
-                    "prompt_number = ? AND observation_id IS NOT NULL", turn + turn)
+                    "prompt_number = ? AND observation_id IS NOT NULL",
+                    turn + turn,
+                )
                 labels |= {f"#{found}" for (found,) in observations}
-                summaries = conn.execute("SELECT id FROM session_summaries WHERE session_id = ? "
-                                         "AND prompt_number = ?", turn)  # fmt: skip
+                summaries = conn.execute(
+                    "SELECT id FROM session_summaries WHERE session_id = ? AND prompt_number = ?",
+                    turn,
+                )
                 labels |= {f"#S{found}" for (found,) in summaries}
             out[session.id] = labels
         return out
@@ -434,14 +529,18 @@ def carried(context: str, labels: set[str], answer: tuple[str, ...]) -> bool:
     """Whether injected text carries the answer: a target unit's id, or all the answer's words."""
     ids = set(re.findall(r"#S?\d+\b", context))
     lowered = context.lower()
-    return bool(ids & labels) or bool(answer) and all(a.lower() in lowered for a in answer)
+    return bool(ids & labels) or (bool(answer) and all(a.lower() in lowered for a in answer))
 
 
 # --- the run --------------------------------------------------------------------------------
 
 
-def searched(worker: demo.Worker, questions: list[Session], by_id: dict[str, Session],
-             targets: dict[str, set[str]]) -> tuple[dict[str, dict[str, Any]], str]:  # fmt: skip
+def searched(
+    worker: demo.Worker,
+    questions: list[Session],
+    by_id: dict[str, Session],
+    targets: dict[str, set[str]],
+) -> tuple[dict[str, dict[str, Any]], str]:
     """Per question: the answer's rank, and each stale unit's rank against the current one."""
     out, mode = {}, ""
     for session in questions:
@@ -491,30 +590,53 @@ def measure(only: list[str] | None, noise: int) -> dict[str, Any]:
         del os.environ["CLAUDE_MEM_EMBEDDING_MODEL"]
         worker = demo._start_worker()
         wait_settled(worker)
-        injected = {s.id: carried(replayer.ask(s, n), targets[s.id], s.answer)
-                    for n, s in enumerate(questions)}  # fmt: skip
+        injected = {
+            s.id: carried(replayer.ask(s, n), targets[s.id], s.answer)
+            for n, s in enumerate(questions)
+        }
     finally:
         if worker is not None:
             demo._stop(worker)
         shutil.rmtree(scratch, ignore_errors=True)
-    return figures(corpus, questions, noise, replayer, observations, targets,
-                   (hybrid, hybrid_mode), (fulltext, fulltext_mode), injected)  # fmt: skip
+    return figures(
+        corpus,
+        questions,
+        noise,
+        replayer,
+        observations=observations,
+        targets=targets,
+        hybrid=(hybrid, hybrid_mode),
+        fulltext=(fulltext, fulltext_mode),
+        injected=injected,
+    )
 
 
 def _share(values: list[bool]) -> float:
     return round(sum(values) / len(values), 3) if values else 0.0
 
 
-def figures(corpus: list[Session], questions: list[Session], noise: int, replayer: Replayer,
-            observations: int, targets: dict[str, set[str]],
-            hybrid: tuple[dict[str, dict[str, Any]], str],
-            fulltext: tuple[dict[str, dict[str, Any]], str],
-            injected: dict[str, bool]) -> dict[str, Any]:  # fmt: skip
+def figures(
+    corpus: list[Session],
+    questions: list[Session],
+    noise: int,
+    replayer: Replayer,
+    *,
+    observations: int,
+    targets: dict[str, set[str]],
+    hybrid: tuple[dict[str, dict[str, Any]], str],
+    fulltext: tuple[dict[str, dict[str, Any]], str],
+    injected: dict[str, bool],
+) -> dict[str, Any]:
     pairs = [
-        {"question": q.id, "stale": old, "hybrid": hybrid[0][q.id]["stale"][old]["current_first"],
-         "fulltext": fulltext[0][q.id]["stale"][old]["current_first"]}
-        for q in questions for old in hybrid[0][q.id]["stale"]
-    ]  # fmt: skip
+        {
+            "question": q.id,
+            "stale": old,
+            "hybrid": hybrid[0][q.id]["stale"][old]["current_first"],
+            "fulltext": fulltext[0][q.id]["stale"][old]["current_first"],
+        }
+        for q in questions
+        for old in hybrid[0][q.id]["stale"]
+    ]
     measured = {
         "recall_hybrid": _share([hybrid[0][q.id]["hit"] for q in questions]),
         "recall_fulltext": _share([fulltext[0][q.id]["hit"] for q in questions]),
@@ -538,35 +660,47 @@ def figures(corpus: list[Session], questions: list[Session], noise: int, replaye
         "met": met,
         "amended": pairs,
         "questions": [
-            {"id": q.id, "units": sorted(targets[q.id]), "rank_hybrid": hybrid[0][q.id]["rank"],
-             "rank_fulltext": fulltext[0][q.id]["rank"], "injected": injected[q.id]}
+            {
+                "id": q.id,
+                "units": sorted(targets[q.id]),
+                "rank_hybrid": hybrid[0][q.id]["rank"],
+                "rank_fulltext": fulltext[0][q.id]["rank"],
+                "injected": injected[q.id],
+            }
             for q in questions
-        ],  # fmt: skip
+        ],
         "problems": replayer.problems[:20],
     }
 
 
 def markdown(result: dict[str, Any]) -> Iterator[str]:
     s, f, floors, met = result["sessions"], result["figures"], result["floors"], result["met"]
-    yield (f"{s['target']} hand-written sessions ({s['questions']} questions), {s['noise']} noise "
-           f"sessions; {result['hooks']} hook runs, {result['tool_calls']} PostToolUse events, "
-           f"{result['observations']} observations stored. Search modes: "
-           f"{result['modes']['hybrid']} / {result['modes']['fulltext']}.\n")  # fmt: skip
+    yield (
+        f"{s['target']} hand-written sessions ({s['questions']} questions), {s['noise']} noise "
+        f"sessions; {result['hooks']} hook runs, {result['tool_calls']} PostToolUse events, "
+        f"{result['observations']} observations stored. Search modes: "
+        f"{result['modes']['hybrid']} / {result['modes']['fulltext']}.\n"
+    )
     yield "| figure | measured | floor | met |"
     yield "|---|---:|---:|---|"
-    names = {"recall_hybrid": "recall@5, hybrid (vectors)", "recall_fulltext":
-             "recall@5, full text alone", "injection": "prompt-time injection carries the answer",
-             "obs_per_tool_call": "observations per tool call",
-             "amended_current_first": "amended decisions, current rule first"}  # fmt: skip
+    names = {
+        "recall_hybrid": "recall@5, hybrid (vectors)",
+        "recall_fulltext": "recall@5, full text alone",
+        "injection": "prompt-time injection carries the answer",
+        "obs_per_tool_call": "observations per tool call",
+        "amended_current_first": "amended decisions, current rule first",
+    }
     for name, label in names.items():
         sign = "≤" if name == "obs_per_tool_call" else "≥"
-        yield f"| {label} | {f[name]:.3f} | {sign} {floors[name]} | {'yes' if met[name] else 'NO'} |"
+        verdict = "yes" if met[name] else "NO"
+        yield f"| {label} | {f[name]:.3f} | {sign} {floors[name]} | {verdict} |"
     yield "\n| question | answer's units | rank hybrid | rank full text | injected |"
     yield "|---|---|---:|---:|---|"
     for q in result["questions"]:
         ranks = [("-" if r is None else str(r + 1)) for r in (q["rank_hybrid"], q["rank_fulltext"])]
         units = " ".join(q["units"]) or "none"
-        yield f"| {q['id']} | {units} | {ranks[0]} | {ranks[1]} | {'yes' if q['injected'] else 'no'} |"
+        injected = "yes" if q["injected"] else "no"
+        yield f"| {q['id']} | {units} | {ranks[0]} | {ranks[1]} | {injected} |"
     for problem in result["problems"]:
         yield f"\nwarning: {problem}"
 
