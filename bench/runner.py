@@ -83,6 +83,12 @@ BENCHMARKS = (
         "Context injection and file-read gate",
         quick=("--counts", "1000,10000"),
     ),
+    Benchmark(
+        "memory-quality",
+        "memory_quality.py",
+        "Memory quality: recall, injection and units on realistic sessions",
+        quick=("--noise", "20"),
+    ),
 )
 BY_NAME = {bench.name: bench for bench in BENCHMARKS}
 
