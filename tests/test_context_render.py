@@ -239,7 +239,7 @@ def test_knowledge_leads_and_superseded_never_appears(
     with Database() as db:
         sid = session(db)
         old_rule = observation(db, sid, type="decision", title="Timeouts are retried three times",
-                               narrative="Retry a timeout three times.", created_at=START)  # fmt: skip
+                               narrative="Retry three times.", created_at=START)  # fmt: skip
         rule = observation(db, sid, type="decision", title="Timeouts are retried twice",
                            narrative="Retry a timeout twice, never more.",
                            created_at=START + 60_000)  # fmt: skip
