@@ -174,10 +174,10 @@ def _body(
     if dropped:
         lines.append(f"({dropped:,} older rows left out to stay within {budget:,} tokens)")
     ordered = shown(rows)
-    for section, heading in HEADINGS.items():
+    for section, title in HEADINGS.items():
         picked = [row for row in ordered if row.section == section]
         if picked:
-            lines += ["", heading]
+            lines += ["", title]
         for row in picked:
             lines += _expanded(row, row.stamp)
     index = [row for row in ordered if row.section == "index"]

@@ -17,9 +17,9 @@ def terminal_view(context: Context) -> str:
     if not context.rows:
         return ""
     lines = []
-    for section, heading in (("decision", "Decisions in force"), ("finding", "Latest findings")):
+    for section, title in (("decision", "Decisions in force"), ("finding", "Latest findings")):
         picked = [row for row in context.rows if row.section == section]
-        lines += [heading] if picked else []
+        lines += [title] if picked else []
         lines += [f"  #{row.ident:<6} {row.stamp} {row.mark} {row.title}" for row in picked]
     index = [row for row in context.rows if row.section == "index"]
     for heading, row, clock in index_lines(index):

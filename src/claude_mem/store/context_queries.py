@@ -3,7 +3,8 @@
 - newest rows across several projects (a worktree and its parent): each project's newest via
   its own index range, merged, instead of sorting every row of both projects; the current
   (not superseded) decisions the same way;
-- observations that read or modified a file, through the `observation_files` index.
+- observations that read or modified a file, through the `observation_files` index;
+- the few whole records a prompt-time injection quotes.
 """
 
 from __future__ import annotations
@@ -63,3 +64,15 @@ def observations_touching(
         (*file_paths, *projects, limit),
     )
     return row_dicts(rows)
+
+
+def records(conn: sqlite3.Connection, table: str, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Whole rows of `table` (observations, session_summaries, user_prompts) by id: what
+    prompt-time injection quotes from its few hits."""
+    if table not in (*RECENT_TABLES, "user_prompts"):
+        raise ValueError(f"not a record table: {table}")
+    if not ids:
+        return {}
+    marks = ", ".join("?" * len(ids))
+    rows = row_dicts(conn.execute(f"SELECT * FROM {table} WHERE id IN ({marks})", ids))
+    return {row["id"]: row for row in rows}
