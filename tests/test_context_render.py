@@ -158,10 +158,12 @@ def test_budget_overflow_drops_oldest_rows_first(
     assert tokens(context.text) <= 400
     assert context.dropped > 0
     assert f"({context.dropped} older rows left out to stay within 400 tokens)" in context.text
-    shown = [int(r.ident) for r in context.rows if not r.ident.startswith("S")]
-    assert shown == sorted(shown)
-    assert max(shown) == 60
-    assert min(shown) > 60 - len(shown) - 1
+    # The index goes first, then findings: under this budget only decisions are left, the
+    # newest ones, newest first.
+    assert {r.section for r in context.rows} == {"decision"}
+    shown = [int(r.ident) for r in context.rows]
+    decisions = [n + 1 for n in range(60) if KINDS[n % len(KINDS)] == "decision"]
+    assert shown == decisions[::-1][: len(shown)]
 
 
 def test_failing_pipeline_warning_comes_first(data_dir: Path) -> None:
@@ -227,3 +229,46 @@ def test_terminal_view_shows_the_same_rows(data_dir: Path, monkeypatch: pytest.M
     assert f"… {context.dropped} older rows left out" in view
     assert f"Injected: ~{context.tokens:,} of 400 tokens" in view
     assert view.endswith("Next steps (S1): Ship it")
+
+
+def test_knowledge_leads_and_superseded_never_appears(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decisions in force first (however old), then the newest findings, then the index; a
+    superseded observation nowhere, and CLAUDE_MEM_CONTEXT_OBSERVATIONS still caps the rows."""
+    with Database() as db:
+        sid = session(db)
+        old_rule = observation(db, sid, type="decision", title="Timeouts are retried three times",
+                               narrative="Retry three times.", created_at=START)  # fmt: skip
+        rule = observation(db, sid, type="decision", title="Timeouts are retried twice",
+                           narrative="Retry a timeout twice, never more.",
+                           created_at=START + 60_000)  # fmt: skip
+        with db.write() as conn:
+            conn.execute("UPDATE observations SET superseded_by = ? WHERE id = ?", (rule, old_rule))
+        many(db, sid, 0)
+        for n in range(12):
+            observation(db, sid, type="bugfix", title=f"Fixed batch {n}",
+                        narrative=f"Batch {n} summed floats; now Decimal.",
+                        created_at=START + (n + 2) * HOUR_MS)  # fmt: skip
+        context = compose(db.read(), ("proj",), settings.load())
+        lines = context.text.splitlines()
+        assert "retried three times" not in context.text
+        assert lines.index("## Decisions in force") < lines.index("## Latest findings")
+        assert lines.index("## Latest findings") < lines.index("## Timeline")
+        assert lines[lines.index("## Decisions in force") + 1 :][:2] == [
+            f"**{rule}** Nov 30 09:01 ⚖ **Timeouts are retried twice**",
+            "  Retry a timeout twice, never more.",
+        ]
+        findings = [r.ident for r in context.rows if r.section == "finding"]
+        assert findings == ["14", "13", "12"]  # CLAUDE_MEM_CONTEXT_FULL_COUNT, newest first
+        assert [r.section for r in context.rows][:4] == ["decision", *["finding"] * 3]
+        view = terminal_view(context)
+        assert view.splitlines()[:2] == [
+            "Decisions in force",
+            f"  #{rule:<6} Nov 30 09:01 ⚖ Timeouts are retried twice",
+        ]
+        with db.write() as conn:
+            conn.execute("UPDATE observations SET superseded_by = NULL")
+        monkeypatch.setenv("CLAUDE_MEM_CONTEXT_OBSERVATIONS", "5")
+        capped = compose(db.read(), ("proj",), settings.load())
+        assert [r.ident for r in capped.rows] == [str(rule), str(old_rule), "14", "13", "12"]

@@ -255,8 +255,10 @@ CONTEXT = {"context": "## Relevant past work\n- #3 2023-11-14 [bugfix] Fix it", 
 LONG = "why does the config loader crash on an empty env var?"
 
 
-def test_semantic_injection_is_off_by_default() -> None:
+def test_semantic_injection_is_on_by_default_and_can_be_turned_off() -> None:
     context, calls = prompt_hook(LONG, CONTEXT)
+    assert context == CONTEXT["context"]
+    context, calls = prompt_hook(LONG, CONTEXT, CLAUDE_MEM_SEMANTIC_INJECT="false")
     assert context is None
     assert [path for _, path, _ in calls] == ["/api/sessions/init"]
 
@@ -265,7 +267,8 @@ def test_semantic_injection_when_enabled() -> None:
     on = {"CLAUDE_MEM_SEMANTIC_INJECT": "true", "CLAUDE_MEM_SEMANTIC_INJECT_LIMIT": "3"}
     context, calls = prompt_hook(LONG, CONTEXT, **on)
     assert context == CONTEXT["context"]
-    assert calls[1] == ("POST", "/api/context/semantic", {"q": LONG, "cwd": "/w/p", "limit": 3})
+    sent = {"q": LONG, "cwd": "/w/p", "limit": 3, "session": "s", "platform": "claude-code"}
+    assert calls[1] == ("POST", "/api/context/semantic", sent)
     # Short prompts, private prompts, no worker and empty answers inject nothing.
     short, short_calls = prompt_hook("yes go on", CONTEXT, **on)
     assert short is None

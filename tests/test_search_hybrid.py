@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from claude_mem.records import Summary
 from claude_mem.search.filters import build_filters, parse_time
 from claude_mem.search.hybrid import HybridSearcher, parse_anchor
-from claude_mem.search.render import index_text, semantic_text, timeline_text
+from claude_mem.search.render import index_text, timeline_text
 from claude_mem.store import Database
 from claude_mem.store.observations import delete_observation
 from claude_mem.store.search_queries import TITLE_CHARS, SearchFilters
@@ -368,7 +368,7 @@ def test_bad_anchor(text: str) -> None:
 # --- rendering -----------------------------------------------------------------------------
 
 
-def test_index_and_semantic_text(fx: Fixture) -> None:
+def test_index_text(fx: Fixture) -> None:
     result = fx.searcher().search("config")
     text = index_text("config", result)
     assert text.startswith(f'Found {len(result.hits)} results for "config" (full text only)')
@@ -376,9 +376,6 @@ def test_index_and_semantic_text(fx: Fixture) -> None:
     assert f"#S{fx.summary}" in text
     assert "### Nov 14, 2023" in text
     assert index_text("zzz", fx.searcher().search("zzz")).startswith('No results for "zzz"')
-    context = semantic_text(result.hits[:2])
-    assert context.startswith("## Relevant past work\n- #")
-    assert semantic_text([]) == ""
 
 
 LONG_REQUEST = " ".join(["Investigate why the nightly config loader rejects values"] * 6)

@@ -190,13 +190,13 @@ def test_redaction_switch_applies_to_the_open_store(
 
 
 def test_booleans_shown_as_the_readme_writes_them(data_dir: Path) -> None:
-    assert run("settings", "get", "CLAUDE_MEM_SEMANTIC_INJECT").stdout == "false\n"
+    assert run("settings", "get", "CLAUDE_MEM_SEMANTIC_INJECT").stdout == "true\n"
     listing = run("settings", "list").stdout.splitlines()
     assert "CLAUDE_MEM_REDACT_SECRETS=true  (default)" in listing
     assert not [line for line in listing if "=True" in line or "=False" in line]
-    done = run("settings", "set", "CLAUDE_MEM_SEMANTIC_INJECT", "yes")
-    assert done.stdout == "CLAUDE_MEM_SEMANTIC_INJECT = true\n"
-    assert run("settings", "get", "CLAUDE_MEM_SEMANTIC_INJECT").stdout == "true\n"
+    done = run("settings", "set", "CLAUDE_MEM_SEMANTIC_INJECT", "no")
+    assert done.stdout == "CLAUDE_MEM_SEMANTIC_INJECT = false\n"
+    assert run("settings", "get", "CLAUDE_MEM_SEMANTIC_INJECT").stdout == "false\n"
 
 
 def test_get_and_set_refuse_an_unknown_key_alike(data_dir: Path) -> None:

@@ -96,10 +96,13 @@ def capture_blocked(mode: str, host_session_id: str | None) -> str | None:
     """Why an event must not be captured (`recall_only`, `paused`), or None."""
     if mode == "recall-only":
         return "recall_only"
+    return "paused" if paused(host_session_id) else None
+
+
+def paused(host_session_id: str | None) -> bool:
+    """Whether all capture or this session is paused: nothing is injected into it either."""
     state = pauses()
-    if state["all"] is not None or (host_session_id and host_session_id in _sessions(state)):
-        return "paused"
-    return None
+    return state["all"] is not None or bool(host_session_id and host_session_id in _sessions(state))
 
 
 def injection_allowed(mode: str) -> bool:

@@ -351,13 +351,24 @@ _SPECS: tuple[Spec, ...] = (
         minimum=0,
         maximum=10**9,
     ),
-    Spec("CLAUDE_MEM_SEMANTIC_INJECT", False, "Inject related memories on every prompt."),
+    Spec(
+        "CLAUDE_MEM_SEMANTIC_INJECT",
+        True,
+        "Inject the memories relevant to each prompt (nothing when none is).",
+    ),
     Spec(
         "CLAUDE_MEM_SEMANTIC_INJECT_LIMIT",
         5,
         "Memories injected per prompt.",
         minimum=1,
         maximum=20,
+    ),
+    Spec(
+        "CLAUDE_MEM_SEMANTIC_INJECT_TOKENS",
+        500,
+        "Hard cap on the memories injected per prompt, in tokens.",
+        minimum=50,
+        maximum=500,
     ),
     # Search
     Spec(

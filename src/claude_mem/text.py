@@ -10,6 +10,13 @@ ELLIPSIS = "…"
 # A cut backs up to the last space only this far (as a share of the limit): a single long
 # token (a path, a URL) is cut inside rather than leaving almost nothing.
 MIN_KEPT = 0.5
+# Words of three letters or more that name no subject (a question matched to records).
+STOPWORDS = frozenset(
+    ("the", "and", "for", "with", "that", "this", "what", "when", "where", "which", "who",
+     "why", "how", "did", "does", "was", "were", "are", "has", "have", "had", "can", "could",
+     "should", "would", "our", "their", "there", "from", "into", "about", "any", "all", "not",
+     "but", "you", "your", "they", "them", "then", "than", "its", "also", "been", "being")
+)  # fmt: skip
 
 
 def shorten(text: str, limit: int) -> str:

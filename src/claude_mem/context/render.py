@@ -1,9 +1,11 @@
 """The session-start context the agent receives: a compact, deterministic, budgeted index.
 
-Layout (progressive disclosure): a header, a legend, the token economics line, then the
-timeline of observations and session summaries grouped by day (the newest few expanded), then
-the last session's summary. The whole text, warning included, stays within
-CLAUDE_MEM_CONTEXT_TOKEN_BUDGET: the oldest rows go first and the text says how many went.
+Layout (progressive disclosure): a header, a legend, the token economics line, then what is
+known before what happened: the project's current decisions, the newest findings (each with
+its narrative or facts), then the timeline of the other observations and session summaries
+grouped by day, then the last session's summary. Superseded observations never appear. The
+whole text, warning included, stays within CLAUDE_MEM_CONTEXT_TOKEN_BUDGET: the oldest index
+rows go first, then findings, then decisions, and the text says how many went.
 No clock is read, so the same database gives the same bytes (prompt caching).
 """
 
@@ -24,6 +26,7 @@ from claude_mem.context.timeline import (
     build_rows,
     flat,
     index_lines,
+    shown,
     zone,
 )
 from claude_mem.settings import Settings
@@ -37,6 +40,7 @@ SUMMARY_LABELS = (
 SUMMARY_CHARS = 400
 LEGEND = "Legend: " + " ".join(f"{mark} {kind}" for kind, mark in TYPE_MARKS.items())
 LEGEND += f" {SESSION_MARK} session summary (S<id>)"
+HEADINGS = {"decision": "## Decisions in force", "finding": "## Latest findings"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +68,7 @@ class Context:
 
     text: str
     memory: Memory
-    rows: Sequence[Row]  # the rows kept, oldest first
+    rows: Sequence[Row]  # the rows kept, in reading order (timeline.shown)
     dropped: int  # rows left out for the budget
     economics: Economics | None
     budget: int
@@ -95,7 +99,7 @@ def compose(
         full_field=settings.get_str("CLAUDE_MEM_CONTEXT_FULL_FIELD"),
         summaries=settings.get_int("CLAUDE_MEM_CONTEXT_SESSION_COUNT"),
     )
-    by_id = {str(obs["id"]): obs for obs in memory.observations}
+    by_id = {str(obs["id"]): obs for obs in (*memory.observations, *memory.decisions)}
     show_last = settings.get_bool("CLAUDE_MEM_CONTEXT_SHOW_LAST_SUMMARY")
     last = memory.summaries[0] if show_last and memory.summaries else None
     savings = settings.get_bool("CLAUDE_MEM_CONTEXT_SHOW_SAVINGS")
@@ -109,7 +113,7 @@ def compose(
 
     text, dropped = fit(build, rows, _cost, budget)
     kept = rows[dropped:]
-    return Context(text, memory, kept, dropped, numbers(kept), budget)
+    return Context(text, memory, shown(kept), dropped, numbers(kept), budget)
 
 
 def welcome(project: str) -> str:
@@ -136,6 +140,10 @@ def _with_warning(warning: str | None, text: str) -> str:
 
 def _cost(row: Row) -> int:
     return len(row.ident) + len(row.title) + 10 + sum(len(line) + 3 for line in row.detail)
+
+
+def _expanded(row: Row, when: str) -> list[str]:
+    return [f"**{row.ident}** {when} {row.mark} **{row.title}**", *(f"  {d}" for d in row.detail)]
 
 
 def _header(memory: Memory) -> str:
@@ -165,12 +173,21 @@ def _body(
         lines.append(numbers.line)
     if dropped:
         lines.append(f"({dropped:,} older rows left out to stay within {budget:,} tokens)")
-    for heading, row, clock in index_lines(rows):
+    ordered = shown(rows)
+    for section, title in HEADINGS.items():
+        picked = [row for row in ordered if row.section == section]
+        if picked:
+            lines += ["", title]
+        for row in picked:
+            lines += _expanded(row, row.stamp)
+    index = [row for row in ordered if row.section == "index"]
+    if index and len(index) < len(ordered):
+        lines += ["", "## Timeline"]
+    for heading, row, clock in index_lines(index):
         if heading:
             lines += ["", f"### {heading}"]
         if row.detail:
-            lines.append(f"**{row.ident}** {clock} {row.mark} **{row.title}**")
-            lines += [f"  {line}" for line in row.detail]
+            lines += _expanded(row, clock)
         else:
             lines.append(f"{row.ident} {clock} {row.mark} {row.title}")
     if last is not None:

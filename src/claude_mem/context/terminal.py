@@ -17,7 +17,12 @@ def terminal_view(context: Context) -> str:
     if not context.rows:
         return ""
     lines = []
-    for heading, row, clock in index_lines(context.rows):
+    for section, title in (("decision", "Decisions in force"), ("finding", "Latest findings")):
+        picked = [row for row in context.rows if row.section == section]
+        lines += [title] if picked else []
+        lines += [f"  #{row.ident:<6} {row.stamp} {row.mark} {row.title}" for row in picked]
+    index = [row for row in context.rows if row.section == "index"]
+    for heading, row, clock in index_lines(index):
         if heading:
             lines.append(heading)
         lines.append(f"  #{row.ident:<6} {clock:<5} {row.mark} {row.title}")

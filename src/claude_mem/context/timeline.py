@@ -1,4 +1,8 @@
-"""Memory as timeline rows: one per observation or session summary, oldest first.
+"""Memory as rows: one per observation or session summary, in three sections.
+
+The current decisions come first, then the newest findings (expanded), then the recent index
+in time order. Under a tight budget the index goes first, oldest rows first, then findings,
+then decisions: `build_rows` returns them in that dropping order, `shown` in reading order.
 
 Times are shown in the local time zone of the process (the user's), grouped by calendar day.
 Nothing here reads the clock: the same rows always give the same text (prompt caching).
@@ -25,6 +29,7 @@ OTHER_MARK = "•"
 SESSION_MARK = "◇"
 TITLE_CHARS = 160
 DETAIL_CHARS = 500
+SECTIONS = ("decision", "finding", "index")  # reading order
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
@@ -37,6 +42,7 @@ class Row:
     mark: str
     title: str
     detail: tuple[str, ...] = ()
+    section: str = "index"  # one of SECTIONS
 
     @property
     def day(self) -> str:
@@ -45,6 +51,12 @@ class Row:
     @property
     def clock(self) -> str:
         return time.strftime("%H:%M", time.localtime(self.at / 1000))
+
+    @property
+    def stamp(self) -> str:
+        """`Nov 5 09:04`: when, for a row shown outside the day-grouped index."""
+        when = time.localtime(self.at / 1000)
+        return f"{MONTHS[when.tm_mon - 1]} {when.tm_mday} {self.clock}"
 
 
 def day_label(at_ms: int) -> str:
@@ -68,7 +80,9 @@ def mark_of(kind: str | None) -> str:
     return TYPE_MARKS.get(kind or "", OTHER_MARK)
 
 
-def observation_row(obs: dict[str, Any], *, expand: str | None = None) -> Row:
+def observation_row(
+    obs: dict[str, Any], *, expand: str | None = None, section: str = "index"
+) -> Row:
     """An observation's row; `expand` ("narrative" or "facts") adds its detail lines."""
     detail: tuple[str, ...] = ()
     if expand == "facts":
@@ -77,7 +91,8 @@ def observation_row(obs: dict[str, Any], *, expand: str | None = None) -> Row:
         text = flat(obs.get("narrative"), DETAIL_CHARS)
         detail = (text,) if text else ()
     title = flat(obs.get("title"), TITLE_CHARS) or "Untitled"
-    return Row(int(obs["created_at"]), str(obs["id"]), mark_of(obs.get("type")), title, detail)
+    mark = mark_of(obs.get("type"))
+    return Row(int(obs["created_at"]), str(obs["id"]), mark, title, detail, section)
 
 
 def summary_row(summary: dict[str, Any]) -> Row:
@@ -86,14 +101,31 @@ def summary_row(summary: dict[str, Any]) -> Row:
 
 
 def build_rows(memory: Memory, *, full_count: int, full_field: str, summaries: int) -> list[Row]:
-    """Observations and the newest `summaries` summaries, oldest first; the `full_count`
-    newest observations expanded."""
-    rows = [
-        observation_row(obs, expand=full_field if index < full_count else None)
-        for index, obs in enumerate(memory.observations)
+    """Every row in dropping order (see the module docstring): the index (the other
+    observations and the newest `summaries` summaries), then the `full_count` newest
+    observations that are not decisions as findings, then the decisions; each oldest first.
+    Findings and decisions are expanded with `full_field`."""
+    others = memory.observations
+    findings = [
+        observation_row(o, expand=full_field, section="finding") for o in others[:full_count]
     ]
-    rows += [summary_row(s) for s in memory.summaries[:summaries]]
-    return sorted(rows, key=_order)
+    index = [observation_row(obs) for obs in others[full_count:]]
+    index += [summary_row(s) for s in memory.summaries[:summaries]]
+    decisions = [
+        observation_row(o, expand=full_field, section="decision") for o in memory.decisions
+    ]
+    return [
+        *sorted(index, key=_order),
+        *sorted(findings, key=_order),
+        *sorted(decisions, key=_order),
+    ]
+
+
+def shown(rows: Iterable[Row]) -> list[Row]:
+    """Rows in reading order: decisions and findings newest first, then the index oldest first."""
+    ordered = sorted(rows, key=_order)
+    knowledge = [r for section in SECTIONS[:-1] for r in reversed(ordered) if r.section == section]
+    return [*knowledge, *(r for r in ordered if r.section == "index")]
 
 
 def _order(row: Row) -> tuple[int, bool, int]:

@@ -24,15 +24,10 @@ from claude_mem.store import corpora
 from claude_mem.store.corpora import Corpus
 from claude_mem.store.db import Database
 from claude_mem.store.observations import get_observations
+from claude_mem.text import STOPWORDS
 
 MAX_QUESTION = 4000
 MAX_WORDS = 12
-_STOPWORDS = frozenset(
-    ("the", "and", "for", "with", "that", "this", "what", "when", "where", "which", "who",
-     "why", "how", "did", "does", "was", "were", "are", "has", "have", "had", "can", "could",
-     "should", "would", "our", "their", "there", "from", "into", "about", "any", "all", "not",
-     "but", "you", "your", "they", "them", "then", "than", "its", "also", "been", "being")
-)  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -50,7 +45,7 @@ class Answer:
 
 def _words(question: str) -> list[str]:
     words = [w.lower() for w in re.findall(r"\w+", question) if len(w) >= 3]
-    return list(dict.fromkeys(w for w in words if w not in _STOPWORDS))[:MAX_WORDS]
+    return list(dict.fromkeys(w for w in words if w not in STOPWORDS))[:MAX_WORDS]
 
 
 def best_matches(

@@ -64,6 +64,9 @@ def session_start(event: HookEvent, ctx: Context) -> HookResult:
     worker = ctx.worker
     if worker.ensure_started(worker.timeout):
         where = quote(event.cwd or "", safe="")
+        if event.session_id:  # what the session is given is not injected again later
+            where += f"&session={quote(event.session_id, safe='')}"
+            where += f"&platform={quote(event.platform, safe='')}"
         answer = _json(worker.call("GET", f"/api/context/session-start?cwd={where}"))
         text = _text(answer.get("context"))
         terminal = _text(answer.get("terminal"))
@@ -106,9 +109,10 @@ def _terminal_line(context: str, host: str, port: int) -> str:
 
 def prompt(event: HookEvent, ctx: Context) -> HookResult:
     """Register the prompt (and the session, on its first prompt); with
-    CLAUDE_MEM_SEMANTIC_INJECT on, answer with related past work as context.
+    CLAUDE_MEM_SEMANTIC_INJECT on (the default), answer with the past work relevant to it.
 
     A prompt containing `#nomem` pauses capture for the rest of its session and is not sent.
+    Nothing is injected into a paused session nor in capture-only mode; recall-only injects.
     """
     if not event.session_id:
         return HookResult()
@@ -129,18 +133,20 @@ def prompt(event: HookEvent, ctx: Context) -> HookResult:
         ctx.worker.call("POST", "/api/sessions/init", body)
     if text == PRIVATE_PROMPT or not ctx.settings.get_bool("CLAUDE_MEM_SEMANTIC_INJECT"):
         return HookResult()
-    if not control.injection_allowed(ctx.mode):
+    if not control.injection_allowed(ctx.mode) or control.paused(event.session_id):
         return HookResult()
-    return HookResult(_related_work(text, event.cwd, ctx))
+    return HookResult(_related_work(text, event, ctx))
 
 
-def _related_work(text: str, cwd: str | None, ctx: Context) -> str | None:
-    """Past work related to the prompt (CLAUDE_MEM_SEMANTIC_INJECT), as context, or None."""
+def _related_work(text: str, event: HookEvent, ctx: Context) -> str | None:
+    """Past work relevant to the prompt, as context, or None. The worker leaves out what this
+    session already has (its own records, its start context, earlier injections)."""
     if len(text.strip()) < SEMANTIC_MIN_CHARS:
         return None
     limit = ctx.settings.get_int("CLAUDE_MEM_SEMANTIC_INJECT_LIMIT")
+    body = {"q": text, "cwd": event.cwd, "limit": limit, "session": event.session_id}
     response = ctx.worker.call(
-        "POST", "/api/context/semantic", {"q": text, "cwd": cwd, "limit": limit}
+        "POST", "/api/context/semantic", {**body, "platform": event.platform}
     )
     if response is None or response.status != 200:
         return None

@@ -1,4 +1,4 @@
-"""Search results as compact text for agents: the index, a timeline, semantic context.
+"""Search results as compact text for agents: the index and a timeline.
 
 Times are UTC, like the session-start context. Record labels are `#12` (observation),
 `#S12` (summary) and `#P12` (prompt); `timeline` accepts the same labels as anchors.
@@ -80,16 +80,4 @@ def timeline_text(timeline: Timeline, heading: str) -> str:
     else:
         lines.append(f"**Items:** {len(timeline.items)} from {_day(timeline.anchor_time)}")
     lines += _table(timeline.items, anchor)
-    return "\n".join(lines)
-
-
-def semantic_text(hits: list[Hit]) -> str:
-    """The prompt-time injection: one line per hit with id, date, type and title."""
-    if not hits:
-        return ""
-    lines = ["## Relevant past work"]
-    for hit in hits:
-        date = time.strftime("%Y-%m-%d", time.gmtime(hit.time / 1000))
-        lines.append(f"- {hit.label} {date} [{hit.type}] {_cell(hit.title) or 'Untitled'}")
-    lines.append("Full records: get_observations([IDs]).")
     return "\n".join(lines)

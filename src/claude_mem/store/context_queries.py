@@ -1,8 +1,10 @@
 """The reads behind context injection, shaped for speed at 100k observations.
 
 - newest rows across several projects (a worktree and its parent): each project's newest via
-  its own index range, merged, instead of sorting every row of both projects;
-- observations that read or modified a file, through the `observation_files` index.
+  its own index range, merged, instead of sorting every row of both projects; the current
+  (not superseded) decisions the same way;
+- observations that read or modified a file, through the `observation_files` index;
+- the few whole records a prompt-time injection quotes.
 """
 
 from __future__ import annotations
@@ -16,15 +18,24 @@ RECENT_TABLES = ("observations", "session_summaries")
 
 
 def recent(
-    conn: sqlite3.Connection, table: str, projects: tuple[str, ...], limit: int
+    conn: sqlite3.Connection,
+    table: str,
+    projects: tuple[str, ...],
+    limit: int,
+    *,
+    decisions: bool = False,
 ) -> list[dict[str, Any]]:
-    """The `limit` newest rows of `table` in any of `projects`, newest first."""
+    """The `limit` newest rows of `table` in any of `projects`, newest first. Superseded
+    observations are never among them; `decisions` keeps only observations of that type."""
     if table not in RECENT_TABLES:
         raise ValueError(f"not a per-project table: {table}")
     if not projects or limit <= 0:
         return []
+    where = "project = ?"
+    if table == "observations":
+        where += " AND superseded_by IS NULL" + (" AND type = 'decision'" if decisions else "")
     one = (
-        f"SELECT * FROM (SELECT * FROM {table} WHERE project = ? "
+        f"SELECT * FROM (SELECT * FROM {table} WHERE {where} "
         "ORDER BY created_at DESC, id DESC LIMIT ?)"
     )
     union = " UNION ALL ".join([one] * len(projects))
@@ -53,3 +64,15 @@ def observations_touching(
         (*file_paths, *projects, limit),
     )
     return row_dicts(rows)
+
+
+def records(conn: sqlite3.Connection, table: str, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Whole rows of `table` (observations, session_summaries, user_prompts) by id: what
+    prompt-time injection quotes from its few hits."""
+    if table not in (*RECENT_TABLES, "user_prompts"):
+        raise ValueError(f"not a record table: {table}")
+    if not ids:
+        return {}
+    marks = ", ".join("?" * len(ids))
+    rows = row_dicts(conn.execute(f"SELECT * FROM {table} WHERE id IN ({marks})", ids))
+    return {row["id"]: row for row in rows}

@@ -14,18 +14,24 @@ from typing import Annotated
 import msgspec
 from starlette.responses import StreamingResponse
 
+from claude_mem.context import given
 from claude_mem.context.file_gate import file_timeline
 from claude_mem.context.render import Context, compose
 from claude_mem.context.terminal import terminal_view
 from claude_mem.control import injection_allowed
 from claude_mem.project import ProjectIdentity, resolve_project
 from claude_mem.settings import Settings
+from claude_mem.store.rows import safe_text
 from claude_mem.worker.api import ApiError, Call, Endpoint, Text
 
 
 class ContextQuery(msgspec.Struct, kw_only=True):
     project: list[str] = []
     cwd: str | None = None
+    # The host's session being started: its rows become what it was given (context.given),
+    # so prompt-time injection does not hand them over again.
+    session: Annotated[str, msgspec.Meta(max_length=500)] | None = None
+    platform: Annotated[str, msgspec.Meta(max_length=100)] = "claude-code"
 
 
 class FileQuery(msgspec.Struct, kw_only=True):
@@ -89,7 +95,11 @@ def _context(call: Call) -> Context | None:
         pipeline.health.warning(pipeline.chain()) if pipeline is not None else None,
     ]
     warning = "\n".join(line for line in warnings if line) or None
-    return compose(state.db.read(), projects, settings, warning=warning)
+    context = compose(state.db.read(), projects, settings, warning=warning)
+    if query.session:
+        labels = (row.ident for row in context.rows)
+        given.record(safe_text(query.platform), safe_text(query.session), labels, start=True)
+    return context
 
 
 def inject_context(call: Call) -> Text:

@@ -1,7 +1,8 @@
 """Progressive disclosure: a search index, a timeline around an anchor, prompt-time context.
 
 Level 1 `GET /api/search` (ids, titles, token costs), level 2 `GET /api/timeline` (what
-happened around one record), level 3 `POST /api/observations/batch` (full records, in data.py).
+happened around one record), level 3 `POST /api/observations/batch` (full records, in
+data.py); and the prompt-time injection (`POST /api/context/semantic`).
 `format=text` adds the same result rendered for an agent (`text`).
 """
 
@@ -12,13 +13,18 @@ from typing import Annotated, Literal, TypedDict, Unpack
 
 import msgspec
 
+from claude_mem.context import given
+from claude_mem.context.relevant import relevant
+from claude_mem.control import injection_allowed, paused
+from claude_mem.project import resolve_project
 from claude_mem.search.filters import build_filters, check_types
 from claude_mem.search.hybrid import Hit, HybridSearcher, Timeline, parse_anchor
-from claude_mem.search.render import index_text, semantic_text, timeline_text
+from claude_mem.search.render import index_text, timeline_text
 from claude_mem.store import facets
 from claude_mem.store.fulltext import clip_query
 from claude_mem.store.rows import safe_text
 from claude_mem.store.search_queries import KINDS, SearchFilters
+from claude_mem.store.sessions import find_session
 from claude_mem.text import shorten
 from claude_mem.worker.api import MAX_ID, ApiError, Call, Endpoint
 from claude_mem.worker.schemas import Limit, Offset
@@ -82,6 +88,10 @@ class SemanticBody(msgspec.Struct, kw_only=True):
     project: str | list[str] | None = None
     cwd: str | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
+    # The host's session: its own records and what it was already given are left out, and
+    # nothing is injected while it is paused.
+    session: Annotated[str, msgspec.Meta(max_length=500)] | None = None
+    platform: Annotated[str, msgspec.Meta(max_length=100)] = "claude-code"
 
 
 class SemanticContext(msgspec.Struct, kw_only=True):
@@ -194,17 +204,21 @@ def timeline(call: Call) -> TimelineResponse:
 
 
 def semantic_context(call: Call) -> SemanticContext:
+    """The prompt-time injection (context.relevant): nothing in capture-only mode, for a
+    paused session or an excluded project, or when nothing is relevant enough."""
     body: SemanticBody = call.body
     text = safe_text(body.q).strip()
-    if len(text) < SEMANTIC_MIN_CHARS:
-        return SemanticContext(context="", count=0, mode="skipped")
+    settings = call.state.settings
+    host = safe_text(body.session) if body.session else None
+    skipped = SemanticContext(context="", count=0, mode="skipped")
+    if len(text) < SEMANTIC_MIN_CHARS or not injection_allowed(settings.get_str("CLAUDE_MEM_MODE")):
+        return skipped
+    if host is not None and paused(host):
+        return skipped
     projects = [body.project] if isinstance(body.project, str) else body.project or []
     cwd = safe_text(body.cwd) if body.cwd is not None else None
     filters = _filters(call, projects=[safe_text(p) for p in projects], cwd=cwd)
     if cwd is not None:
-        settings = call.state.settings
-        from claude_mem.project import resolve_project  # noqa: PLC0415
-
         try:
             excluded = resolve_project(
                 cwd, excluded=settings.get_str("CLAUDE_MEM_EXCLUDED_PROJECTS")
@@ -212,11 +226,23 @@ def semantic_context(call: Call) -> SemanticContext:
         except (OSError, ValueError):
             excluded = True
         if excluded:
-            return SemanticContext(context="", count=0, mode="skipped")
-    result = _searcher(call).search(text, filters, kinds=("observation",), limit=body.limit)
-    return SemanticContext(
-        context=semantic_text(result.hits), count=len(result.hits), mode=result.mode
+            return skipped
+    assert call.state.db is not None
+    conn = call.state.db.read()
+    platform = safe_text(body.platform)
+    found = relevant(
+        conn,
+        _searcher(call),
+        text,
+        filters,
+        own_session=find_session(conn, platform, host) if host is not None else None,
+        given=given.given(platform, host) if host is not None else set(),
+        limit=body.limit,
+        budget=settings.get_int("CLAUDE_MEM_SEMANTIC_INJECT_TOKENS"),
     )
+    if host is not None and found.labels:
+        given.record(platform, host, found.labels)
+    return SemanticContext(context=found.text, count=len(found.labels), mode=found.mode)
 
 
 ENDPOINTS = [
@@ -229,6 +255,8 @@ ENDPOINTS = [
              "S<summary id>, P<prompt id>, a date), a session's start, or a query's best hit",
              "search", query=TimelineQuery, response=TimelineResponse, errors=(400, 404)),
     Endpoint("POST", "/api/context/semantic", semantic_context,
-             "Past work related to a prompt, as context text (empty under 20 characters)",
+             "Past work relevant to a prompt, every kind, as context text within "
+             "CLAUDE_MEM_SEMANTIC_INJECT_TOKENS (empty under 20 characters, or when nothing "
+             "clears the relevance floor)",
              "search", body=SemanticBody, response=SemanticContext),
 ]  # fmt: skip
