@@ -6,10 +6,10 @@ deleted), so search ranks the current one first and context shows only it.
 insert. "The same thing" is judged on words alone (`claude_mem.subjects`), because vectors
 come later:
 
-- a decision matches an older current decision when the `subject:` keys naming files or
-  symbols, if both have some, share one and the rules' content words overlap (at least
-  `NAMED_SHARED` words and `NAMED_OVERLAP` with a shared named subject; otherwise at least
-  `TOPIC_SHARED` words and `TOPIC_OVERLAP`);
+- a decision matches an older current decision when the `subject:` keys naming symbols, if
+  both have some, share one (and so do those naming files), and the rules' content words
+  overlap (at least `NAMED_SHARED` words and `NAMED_OVERLAP` with a shared named subject;
+  otherwise at least `TOPIC_SHARED` words and `TOPIC_OVERLAP`);
 - a unit of work (bugfix, feature, refactor, change) matches an older one only when it is
   clearly the same: the same type, the same files modified, compatible named subjects, and
   at least `UNIT_SHARED` words and `UNIT_OVERLAP` in common, generic edit words and path
@@ -50,6 +50,7 @@ _GENERIC = frozenset(
     )
 )
 _NAMED = re.compile(r"[._/()]")  # a path or identifier, not topic words
+_FILE = re.compile(r"/|\.[a-z][a-z0-9]{0,5}$")
 
 
 def settle(conn: sqlite3.Connection, obs_id: int) -> int:
@@ -113,15 +114,20 @@ def _words(row: dict[str, Any], leave_out: set[str]) -> set[str]:
     return set(content_words(f"{row['title']} {row['subtitle']}")) - leave_out
 
 
-def _named(row: dict[str, Any]) -> set[str]:
-    return {key for key in subjects(row["concepts"]) if _NAMED.search(key)}
+def _named(row: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """The row's subject keys that name (symbols, files)."""
+    keys = [key for key in subjects(row["concepts"]) if _NAMED.search(key)]
+    files = {key for key in keys if _FILE.search(key)}
+    return set(keys) - files, files
 
 
 def same_thing(new: dict[str, Any], old: dict[str, Any]) -> bool:
     """Whether `new` decides or changes what `old` did (module docstring)."""
-    named_new, named_old = _named(new), _named(old)
-    if named_new and named_old and not named_new & named_old:
-        return False  # different files or symbols
+    (symbols_new, files_new), (symbols_old, files_old) = _named(new), _named(old)
+    for mine, theirs in ((symbols_new, symbols_old), (files_new, files_old)):
+        if mine and theirs and not mine & theirs:
+            return False  # different symbols, or different files
+    named_new, named_old = symbols_new | files_new, symbols_old | files_old
     leave_out = set(content_words(" ".join([*named_new, *named_old])))
     if new["type"] != "decision":
         files = set(new["files_modified"])
