@@ -65,3 +65,9 @@ def overlap(a: set[str], b: set[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / min(len(a), len(b))
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    """Shared words over all the words of both: stricter than `overlap` for a short text
+    whose few words a longer one happens to contain."""
+    return len(a & b) / len(a | b) if a or b else 0.0

@@ -9,7 +9,7 @@ come later:
 - a decision matches an older current decision when the `subject:` keys naming symbols, if
   both have some, share one (and so do those naming files), and the rules' content words
   overlap (at least `NAMED_SHARED` words and `NAMED_OVERLAP` with a shared named subject;
-  otherwise at least `TOPIC_SHARED` words and `TOPIC_OVERLAP`);
+  otherwise at least `TOPIC_SHARED` words and a `TOPIC_OVERLAP` share of all their words);
 - a unit of work (bugfix, feature, refactor, change) matches an older one only when it is
   clearly the same: the same type, the same files modified, compatible named subjects, and
   at least `UNIT_SHARED` words and `UNIT_OVERLAP` in common, generic edit words and path
@@ -32,7 +32,7 @@ from typing import Any
 from claude_mem.records import Observation
 from claude_mem.store.observations import content_hash
 from claude_mem.store.rows import dump_list, row_dict, row_dicts
-from claude_mem.subjects import content_words, overlap, subjects
+from claude_mem.subjects import content_words, jaccard, overlap, subjects
 
 CANDIDATES = 200  # newest current rows of the family compared with a new one
 NAMED_SHARED, NAMED_OVERLAP = 1, 0.4
@@ -87,22 +87,6 @@ def settle(conn: sqlite3.Connection, obs_id: int) -> int:
     return survivor
 
 
-def superseding(conn: sqlite3.Connection, ids: list[int]) -> dict[int, list[int]]:
-    """For each of `ids`, the observations it superseded (oldest first): the other end of
-    the `superseded_by` links, for the records that show both."""
-    found: dict[int, list[int]] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        rows = conn.execute(
-            f"""SELECT superseded_by, id FROM observations
-                WHERE superseded_by IN ({", ".join("?" * len(chunk))}) ORDER BY id""",
-            chunk,
-        )
-        for newer, older in rows:
-            found.setdefault(int(newer), []).append(int(older))
-    return found
-
-
 def _family(kind: str) -> tuple[str, ...]:
     """The types a row of type `kind` may supersede: decisions decide, units change."""
     if kind == "decision":
@@ -141,7 +125,7 @@ def same_thing(new: dict[str, Any], old: dict[str, Any]) -> bool:
     shared = len(words_new & words_old)
     if named_new & named_old:
         return shared >= NAMED_SHARED and overlap(words_new, words_old) >= NAMED_OVERLAP
-    return shared >= TOPIC_SHARED and overlap(words_new, words_old) >= TOPIC_OVERLAP
+    return shared >= TOPIC_SHARED and jaccard(words_new, words_old) >= TOPIC_OVERLAP
 
 
 def _fold(conn: sqlite3.Connection, new: dict[str, Any], old: dict[str, Any]) -> int:
