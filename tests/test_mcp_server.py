@@ -83,6 +83,8 @@ def test_tools_over_stdio_against_a_real_worker(env: Env, tmp_path: Path) -> Non
     project_dir = tmp_path / "demo-proj"
     project_dir.mkdir()
     ids = store_observations("demo-proj")
+    with open_database() as db, db.write() as conn:  # a newer record replaced the first one
+        conn.execute("UPDATE observations SET superseded_by = ? WHERE id = ?", (ids[2], ids[0]))
     env.start()
 
     async def work(session: ClientSession) -> dict[str, Any]:
@@ -133,6 +135,8 @@ def test_tools_over_stdio_against_a_real_worker(env: Env, tmp_path: Path) -> Non
     assert "prompt 1" in full
     assert "from hooks" in full
     assert "Not found: 999999" in full
+    assert f"Superseded by #{ids[2]}: a newer memory replaced this one" in full
+    assert full.count("Superseded by") == 1  # the newer one is current
     assert "WAL lets readers" not in full  # only the ids asked for
 
     saved = text_of(out["save"])
@@ -172,6 +176,7 @@ def test_tools_over_stdio_against_a_real_worker(env: Env, tmp_path: Path) -> Non
     search = text_of(out["search"])
     assert f"#{ids[0]}" in search
     assert "Fix token refresh race" in search
+    assert f"(superseded by #{ids[2]})" in search
     filtered = text_of(out["search_filtered"])
     assert f"#{ids[1]}" in filtered
     assert f"#{ids[0]}" not in filtered

@@ -49,7 +49,7 @@ def test_json_from_the_store_without_a_worker(
     assert found["hits"] == [
         {"id": obs_id, "kind": "observation", "type": "bugfix",
          "title": "Fix parse_config_value crash", "time": T0 + 1000, "project": "proj",
-         "files": ["src/conf/loader.py", "src/conf/env.py"]}
+         "files": ["src/conf/loader.py", "src/conf/env.py"], "superseded_by": None}
     ]  # fmt: skip
     assert run_json(capsys, "cache", "--type", "bugfix")["hits"] == []
     assert run_json(capsys, "cache", "--project", "nope")["hits"] == []
@@ -74,6 +74,34 @@ def test_table_output_and_errors(
     assert cli.main(["search", "x", "--since", "yesterday"]) == 2
     assert "not a date" in capsys.readouterr().err
     assert cli.main(["search", "x", "--limit", "0"]) == 2
+
+
+def test_a_superseded_hit_names_its_successor(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", "1")
+    monkeypatch.setenv("COLUMNS", "100")
+    db = Database()
+    sid = session(db, "s-1", project="proj")
+    old = observation(
+        db,
+        sid,
+        type="decision",
+        title="Quote every CSV field in exports "
+        "without exception, including numeric ids and empty cells",
+        created_at=T0,
+    )
+    new = observation(db, sid, type="decision", title="Quote CSV fields only when needed",
+                      created_at=T0 + 1)  # fmt: skip
+    with db.write() as conn:
+        conn.execute("UPDATE observations SET superseded_by = ? WHERE id = ?", (new, old))
+    hits = run_json(capsys, "csv")["hits"]
+    assert [(h["id"], h["superseded_by"]) for h in hits] == [(new, None), (old, new)]
+    assert cli.main(["search", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    stale = next(line for line in lines if line.startswith(f"{old} "))
+    assert f"(superseded by #{new}) Quote every CSV" in stale  # kept when the title is cut
+    assert "superseded" not in next(line for line in lines if line.startswith(f"{new} "))
 
 
 def test_unknown_type_is_an_error_naming_the_types(

@@ -435,3 +435,47 @@ def test_any_unicode_query_and_filter_never_errors(
     for f in (SearchFilters(), filters):
         result = fx.searcher(vectors).search(query, f, limit=5)
         assert len(result.hits) <= 5
+
+
+def _decided(db: Database, sid: int, title: str, at: int, narrative: str = "") -> int:
+    return observation(db, sid, type="decision", title=title, narrative=narrative,
+                       concepts=["decision"], created_at=at)  # fmt: skip
+
+
+def test_superseded_rows_rank_below_current_ones_and_name_their_successor(
+    data_dir: Path,
+) -> None:
+    from claude_mem.store.supersede import settle
+
+    db = Database()
+    s1, s2 = session(db, "s-1"), session(db, "s-2")
+    # The stale rule matches the query best by full text (it says "retry" twice).
+    old = _decided(db, s1, "Timeouts: retry twice, never more", T0,
+                   "retry the request twice on a timeout, then retry nothing")  # fmt: skip
+    other = _decided(db, s1, "Retry the upload when the server answers 503", T0 + 1)
+    new = _decided(db, s2, "Timeouts: retry three times", T0 + 2)
+    with db.write() as conn:
+        for obs_id in (old, other, new):
+            settle(conn, obs_id)
+    searcher = HybridSearcher(db)
+    fulltext = sq_fulltext(db, "retry")
+    assert fulltext[0] == old  # without the demotion the stale rule would come first
+    result = searcher.search("retry")
+    ids = [h.id for h in result.hits if h.kind == "observation"]
+    assert ids == [new, other, old]  # still found, last
+    stale = next(h for h in result.hits if h.id == old)
+    assert stale.superseded_by == new
+    assert all(h.superseded_by is None for h in result.hits if h.id != old)
+    assert f"Timeouts: retry twice, never more (superseded by #{new})" in index_text(
+        "retry", result
+    )
+    assert f"(superseded by #{new})" in semantic_text(result.hits)
+    # Listing without a query keeps time order and the label.
+    recent = searcher.search("")
+    assert [h.superseded_by for h in recent.hits if h.id == old] == [new]
+
+
+def sq_fulltext(db: Database, query: str) -> list[int]:
+    from claude_mem.store.search_queries import fulltext_ranked
+
+    return [i for i, _ in fulltext_ranked(db.read(), "observation", query, SearchFilters())]

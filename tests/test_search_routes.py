@@ -63,7 +63,7 @@ def test_search_index_shape(worker: RunningWorker) -> None:
     assert body["has_more"] is False
     [hit] = body["hits"]
     assert set(hit) == {"id", "kind", "time", "type", "title", "project", "session_id", "files",
-                        "token_cost", "score"}  # fmt: skip
+                        "token_cost", "score", "superseded_by"}  # fmt: skip
     assert hit["kind"] == "observation"
     assert hit["type"] == "bugfix"
     assert hit["files"] == ["src/conf/loader.py"]

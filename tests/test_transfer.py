@@ -214,6 +214,40 @@ def test_input_is_cleaned_and_orphans_are_counted(data_dir: Path, tmp_path: Path
     [obs] = dump(data_dir)["observations"]
     assert obs["title"] == "t"  # private text never reaches the database
     assert obs["source"] == "import"  # an export without the field (an older one)
+    assert obs["superseded_by"] is None  # likewise: current
     assert "--map-project only applies" in cli("import", str(path), "--map-project", "a=b",
                                                data=data_dir).stderr  # fmt: skip
     assert "give a FILE" in cli("import", data=data_dir).stderr
+
+
+def test_superseded_links_are_mapped_to_our_ids_and_outside_ones_dropped(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    def obs(source_id: int, title: str, successor: int | None) -> str:
+        return json.dumps({"kind": "observation", "id": source_id, "session_id": 7,
+                           "project": "p", "type": "decision", "title": title,
+                           "created_at": T0 + source_id, "superseded_by": successor})  # fmt: skip
+
+    with open_database() as db, db.write() as conn:  # ids here are taken: the import maps
+        sid = ensure_session(conn, platform="x", host_session_id="pre", project="pre")
+        for n in range(3):
+            insert_observation(conn, Observation(session_id=sid, project="pre", type="change",
+                                                 title=f"already here {n}"))  # fmt: skip
+    lines = [header(), SESSION, obs(40, "retry twice", 41), obs(41, "retry three times", 42),
+             obs(42, "retry twice again", None), obs(43, "keep the header", 99)]  # fmt: skip
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines))
+    for _ in range(2):  # a second import adds nothing and keeps the links
+        assert cli("import", str(path), data=data_dir).returncode == 0
+        rows = {o["title"]: o for o in dump(data_dir)["observations"]}
+        assert rows["retry twice"]["superseded_by"] == rows["retry three times"]["id"]
+        assert rows["retry three times"]["superseded_by"] == rows["retry twice again"]["id"]
+        assert rows["retry twice again"]["superseded_by"] is None
+        assert rows["keep the header"]["superseded_by"] is None  # #99 is not in the input
+    # Exported again, the links name the exported ids, and a fresh import maps them back.
+    exported = cli("export", "--project", "p", data=data_dir)
+    fresh = tmp_path / "fresh"
+    assert cli("import", "-", data=fresh, stdin=exported.stdout).returncode == 0
+    again = {o["title"]: o for o in dump(fresh)["observations"]}
+    assert again["retry twice"]["superseded_by"] == again["retry three times"]["id"]
+    assert again["retry three times"]["superseded_by"] == again["retry twice again"]["id"]

@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 from claude_mem.text import counted, shorten
 from claude_mem.vocabulary import OBSERVATION_TYPES
 
-FIELDS = ("id", "kind", "type", "title", "time", "project", "files")
+FIELDS = ("id", "kind", "type", "title", "time", "project", "files", "superseded_by")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,7 +85,7 @@ def _local(args: argparse.Namespace) -> dict[str, Any]:
 
 def search(args: argparse.Namespace) -> dict[str, Any]:
     """{query (as searched), clipped, mode, source (worker or store), hits: [{id, kind, type,
-    title, time, project, files}]}."""
+    title, time, project, files, superseded_by}]}."""
     from claude_mem.store.fulltext import clip_query
 
     if not 1 <= args.limit <= 100:
@@ -95,7 +95,7 @@ def search(args: argparse.Namespace) -> dict[str, Any]:
     source = "worker" if answer is not None else "store"
     if answer is None:
         answer = _local(args)
-    hits = [{name: hit[name] for name in FIELDS} for hit in answer["hits"]]
+    hits = [{name: hit.get(name) for name in FIELDS} for hit in answer["hits"]]
     return {"query": args.query, "clipped": args.query != given, "mode": answer["mode"],
             "source": source, "hits": hits}  # fmt: skip
 
@@ -106,6 +106,12 @@ def _when(ms: int) -> str:
 
 def _label(hit: dict[str, Any]) -> str:
     return {"summary": "S", "prompt": "P"}.get(hit["kind"], "") + str(hit["id"])
+
+
+def _title(hit: dict[str, Any]) -> str:
+    """The title, and the newer record that replaced it first, so a cut can't hide it."""
+    newer = hit.get("superseded_by")
+    return f"(superseded by #{newer}) {hit['title']}" if newer is not None else hit["title"]
 
 
 def _fulltext_note(found: dict[str, Any], *, explicit_local: bool) -> str | None:
@@ -196,7 +202,7 @@ def files_line(files: list[str], width: int) -> str:
 def table_lines(hits: list[dict[str, Any]], width: int) -> list[str]:
     """The hits as a table `width` columns wide: one line per hit (long text cut with '…'),
     then its files on a second line; the title takes whatever the other columns leave."""
-    rows = [(_label(h), h["type"], _when(h["time"]), h["project"], h["title"]) for h in hits]
+    rows = [(_label(h), h["type"], _when(h["time"]), h["project"], _title(h)) for h in hits]
     caps = (12, 12, 16, max(NARROW, width // 6))
     widths = [
         min(cap, max(len(HEADINGS[i]), *(len(row[i]) for row in rows)))

@@ -140,6 +140,8 @@ def index_line(hit: Mapping[str, Any], *, marker: str = "") -> str:
     title = " ".join(str(hit.get("title") or "Untitled").split())
     cost = hit.get("token_cost")
     parts = [f"{marker}{_ref(hit)}", when, str(kind), title]
+    if hit.get("superseded_by") is not None:
+        parts.append(f"(superseded by #{hit['superseded_by']})")
     if isinstance(cost, int):
         parts.append(f"(~{cost} tok)")
     if hit.get("project"):
@@ -207,6 +209,10 @@ def format_observation(obs: Mapping[str, Any]) -> str:
     if obs.get("source"):
         meta.append(f"from {obs['source']}")
     lines.append(" · ".join(meta))
+    if obs.get("superseded_by") is not None:
+        lines.append(
+            f"Superseded by #{obs['superseded_by']}: a newer memory replaced this one; prefer it."
+        )
     if obs.get("narrative"):
         lines += ["", str(obs["narrative"])]
     facts = obs.get("facts") or []

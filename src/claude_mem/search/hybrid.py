@@ -10,8 +10,11 @@ cosines are), equal values sharing a rank. A record's score is
 
 with RRF_K = 60, both source weights 1.0 (a record both lists agree on beats one either list
 ranks first alone: an exact identifier wins through full text, a paraphrase through vectors)
-and prompts weighted 0.8 (a question is a weaker answer than a finding). Equal scores go to
-the newer record. Candidates are bounded, so a page never reaches past the first few hundred.
+and prompts weighted 0.8 (a question is a weaker answer than a finding). An observation a
+newer one superseded (`store.supersede`) scores `SUPERSEDED_WEIGHT` of that: still found,
+and labelled with its successor, but below every current record of comparable relevance
+(its successor above all). Equal scores go to the newer record. Candidates are bounded,
+so a page never reaches past the first few hundred.
 
 Vectors are optional: without an embedding source, or while its model is still loading
 (`query_vector` → None), or if it fails, the search is full-text only and says so
@@ -39,6 +42,7 @@ RRF_K = 60
 FULLTEXT_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
 KIND_WEIGHT: dict[str, float] = {"observation": 1.0, "summary": 1.0, "prompt": 0.8}
+SUPERSEDED_WEIGHT = 0.5  # halved: below the current records within about RRF_K ranks of it
 CANDIDATES = 200  # per kind and per source; bounds work on very frequent terms
 MIN_SIMILARITY = 0.25
 """The cosine similarity below which a vector hit is noise, not a match.
@@ -88,6 +92,7 @@ class Hit:
     files: list[str]
     token_cost: int
     score: float
+    superseded_by: int | None = None  # the newer observation that replaced this one
 
     @property
     def label(self) -> str:
@@ -122,6 +127,7 @@ def _hit(row: dict[str, Any], score: float = 0.0) -> Hit:
         files=[str(f) for f in files[:FILES_SHOWN]],
         token_cost=(int(row["chars"] or 0) + 3) // 4,
         score=round(score, 6),
+        superseded_by=row.get("superseded_by"),
     )
 
 
@@ -175,6 +181,9 @@ class HybridSearcher:
             for key, rank in ranked_keys:
                 share = KIND_WEIGHT[key[0]] * weight / (RRF_K + rank)
                 scores[key] = scores.get(key, 0.0) + share
+        observations = [record_id for kind, record_id in scores if kind == "observation"]
+        for record_id in sq.superseded(self.conn, observations):
+            scores["observation", record_id] *= SUPERSEDED_WEIGHT
         mode: Mode = "hybrid" if vector_used else "fulltext"
         ranked = sorted(scores.items(), key=lambda item: -item[1])
         end = offset + limit

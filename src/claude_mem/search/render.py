@@ -26,6 +26,14 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _title(hit: Hit) -> str:
+    """A hit's title cell, with the newer record that replaced it when one did."""
+    title = _cell(hit.title) or "Untitled"
+    if hit.superseded_by is not None:
+        title += f" (superseded by #{hit.superseded_by})"
+    return title
+
+
 def _day(ms: int) -> str:
     return time.strftime("%b %d, %Y", time.gmtime(ms / 1000))
 
@@ -42,7 +50,7 @@ def _table(hits: Iterable[Hit], anchor: Hit | None = None) -> list[str]:
             day = _day(hit.time)
             lines += ["", f"### {day}", HEADER, "|---|---|---|---|---|"]
         mark = " <- **ANCHOR**" if hit is anchor else ""
-        title = _cell(hit.title) or "Untitled"
+        title = _title(hit)
         lines.append(
             f"| {hit.label} | {_clock(hit.time)} | {hit.type} | {title}{mark} | ~{hit.token_cost} |"
         )

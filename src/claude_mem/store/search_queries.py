@@ -39,17 +39,19 @@ _INDEX_COLUMNS = {
     "observation": f"""r.id, 'observation' AS kind, r.created_at AS time, r.type AS type,
         r.title AS title, r.project AS project, r.session_id AS session_id,
         r.files_modified AS files_modified, r.files_read AS files_read,
-        ({" + ".join(f"length(r.{c})" for c in _OBS_TEXT)}) AS chars""",
+        ({" + ".join(f"length(r.{c})" for c in _OBS_TEXT)}) AS chars,
+        r.superseded_by AS superseded_by""",
     "summary": f"""r.id, 'summary' AS kind, r.created_at AS time, 'summary' AS type,
         substr(COALESCE(NULLIF(r.request, ''), NULLIF(r.completed, ''), r.learned), 1,
                {_TITLE_PREFIX}) AS title,
         r.project AS project, r.session_id AS session_id,
         '[]' AS files_modified, '[]' AS files_read,
-        ({" + ".join(f"length(r.{c})" for c in _SUMMARY_TEXT)}) AS chars""",
+        ({" + ".join(f"length(r.{c})" for c in _SUMMARY_TEXT)}) AS chars,
+        NULL AS superseded_by""",
     "prompt": f"""r.id, 'prompt' AS kind, r.created_at AS time, 'prompt' AS type,
         substr(r.text, 1, {_TITLE_PREFIX}) AS title, s.project AS project,
         r.session_id AS session_id, '[]' AS files_modified, '[]' AS files_read,
-        length(r.text) AS chars""",
+        length(r.text) AS chars, NULL AS superseded_by""",
 }
 
 
@@ -221,7 +223,8 @@ def newest(
 
 
 def index_rows(conn: sqlite3.Connection, kind: Kind, ids: list[int]) -> dict[int, dict[str, Any]]:
-    """Index rows (id, kind, time, type, title, project, session_id, files_*, chars) by id."""
+    """Index rows (id, kind, time, type, title, project, session_id, files_*, chars,
+    superseded_by) by id."""
     rows: dict[int, dict[str, Any]] = {}
     for start in range(0, len(ids), 500):
         chunk = tuple(ids[start : start + 500])
@@ -229,6 +232,17 @@ def index_rows(conn: sqlite3.Connection, kind: Kind, ids: list[int]) -> dict[int
                   WHERE r.id IN ({_marks(chunk)})"""
         rows.update((row["id"], row) for row in row_dicts(conn.execute(sql, chunk)))
     return rows
+
+
+def superseded(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
+    """The observations among `ids` that a newer one superseded."""
+    found: set[int] = set()
+    for start in range(0, len(ids), 500):
+        chunk = tuple(ids[start : start + 500])
+        sql = f"""SELECT id FROM observations
+                  WHERE id IN ({_marks(chunk)}) AND superseded_by IS NOT NULL"""
+        found.update(row[0] for row in conn.execute(sql, chunk))
+    return found
 
 
 def record_time(conn: sqlite3.Connection, kind: Kind, record_id: int) -> dict[str, Any] | None:

@@ -115,3 +115,12 @@ def import_summary(conn: sqlite3.Connection, summary: Summary, redact: bool) -> 
         return False
     insert_summary(conn, summary, redact=redact)
     return True
+
+
+def link_superseded(conn: sqlite3.Connection, links: list[tuple[int, int]]) -> None:
+    """Set each (newer id, older id) link on an older row that has none yet: a row this
+    database already knows keeps the link it has."""
+    conn.executemany(
+        "UPDATE observations SET superseded_by = ? WHERE id = ? AND superseded_by IS NULL",
+        [(newer, older) for newer, older in links if newer != older],
+    )

@@ -34,6 +34,8 @@ class ImportStats:
     skipped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     orphans: int = 0  # records whose session was not in the input
     session_ids: dict[int, int] = field(default_factory=dict)  # source id → our id
+    observation_ids: dict[int, int] = field(default_factory=dict)  # source id → our id
+    successors: dict[int, int] = field(default_factory=dict)  # our id → its source successor
 
     def as_dict(self) -> dict[str, Any]:
         return {"imported": self.imported, "skipped": self.skipped, "orphans": self.orphans}
@@ -57,7 +59,11 @@ def _write(conn: Any, record: Record, stats: ImportStats, redact: bool) -> bool 
     if isinstance(record, PromptRecord):
         return transfer.import_prompt(conn, replace(record, session_id=session_id), redact)
     if isinstance(record, ObservationRecord):
-        _, created = insert_observation(conn, replace(record, session_id=session_id), redact=redact)
+        ours = replace(record, session_id=session_id, superseded_by=None)
+        our_id, created = insert_observation(conn, ours, redact=redact)
+        stats.observation_ids[record.id] = our_id
+        if record.superseded_by is not None:
+            stats.successors[our_id] = record.superseded_by
         return created
     return transfer.import_summary(conn, replace(record, session_id=session_id), redact)
 
@@ -84,4 +90,12 @@ def apply(
                     stats.skipped[kind] += 1
         if progress is not None:
             progress(len(chunk))
+    links = [
+        (stats.observation_ids[successor], our_id)
+        for our_id, successor in stats.successors.items()
+        if successor in stats.observation_ids
+    ]
+    if links:
+        with db.write() as conn:
+            transfer.link_superseded(conn, links)
     return stats

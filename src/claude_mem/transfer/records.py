@@ -11,7 +11,10 @@ database; the importer maps it to the id in its own). Times are epoch millisecon
 A reader accepts its own version and older ones, and refuses newer ones by name; fields it
 doesn't know are ignored, fields an older export lacks take their defaults. An observation's
 `source` (hooks, transcript, import, git) is imported as exported, so a copy says how the work
-was first captured; an export without it imports as `import`.
+was first captured; an export without it imports as `import`. An observation's
+`superseded_by` is the source id of the observation that replaced it; the importer maps it
+to its own id, and drops a link to an observation the input does not hold (an export
+without the field imports every observation as current).
 """
 
 from __future__ import annotations

@@ -49,6 +49,10 @@ export async function observationView(id, { onDeleted }) {
       when(obs.created_at),
     ),
     obs.subtitle ? el("p", { class: "subtitle", text: obs.subtitle }) : null,
+    obs.superseded_by == null ? null : el("p", { class: "superseded" },
+      "Superseded by ",
+      el("a", { href: `#/observation/${obs.superseded_by}`, text: `#${obs.superseded_by}` }),
+      ": a newer memory replaced this one."),
     obs.narrative ? section("Narrative", textBlock(obs.narrative)) : null,
     obs.facts.length ? section("Facts", list(obs.facts, "fact-list")) : null,
     obs.concepts.length ? section("Concepts", list(obs.concepts, "chips")) : null,
@@ -90,7 +94,9 @@ function observationItem(obs) {
     "li",
     { class: "timeline-item timeline-observation" },
     el("div", { class: "card-meta" },
-      el("span", { class: "badge", text: obs.type }), when(obs.created_at)),
+      el("span", { class: "badge", text: obs.type }), when(obs.created_at),
+      obs.superseded_by == null ? null
+        : el("span", { class: "superseded", text: `superseded by #${obs.superseded_by}` })),
     el("a", { href: `#/observation/${obs.id}`, text: obs.title || "(untitled)" }),
     obs.subtitle ? el("p", { class: "subtitle", text: obs.subtitle }) : null,
   );
