@@ -266,7 +266,10 @@ def test_a_turn_found_by_its_tool_calls_when_the_prompt_differs_and_nothing_othe
     assert [e.text for e in by_tool.entries] == ["a prompt the host rewrote", "Edit"]
     nothing = turn_slice(found, "the prompt we stored", [event("toolu_404")])
     assert nothing.entries == ()  # no guess: no words at all
-    assert nothing.end == 2  # but the older segment is passed over, the newest kept
+    assert nothing.end is None  # and a later turn's segment may be there: nothing consumed
+    newest = turn_slice(found, "the prompt we stored", [event("toolu_404")], newest=True)
+    assert newest.entries == ()
+    assert newest.end == 2  # no later turn: the older segment is passed over, the last kept
 
 
 # --- kill -9 mid-session ---------------------------------------------------------------------

@@ -23,8 +23,11 @@ from claude_mem.settings import load as load_settings
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "claude_mem"
 PROVIDERS = SRC / "pipeline" / "providers"
-# Where naming a provider is the point: the settings' defaults and the demo's settings.
-NAMING_ALLOWED = (SRC / "settings.py", SRC / "demo" / "run.py")
+# Where naming a provider is the point: the settings' defaults and the demo's settings; and
+# where the word is a host's, not a provider's: Gemini CLI marks the model's chat messages so.
+NAMING_ALLOWED = (
+    SRC / "settings.py", SRC / "demo" / "run.py", SRC / "transcripts" / "gemini.py",
+)  # fmt: skip
 
 
 def builtin_names() -> frozenset[str]:

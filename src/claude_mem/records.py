@@ -132,6 +132,7 @@ class Session(Record, kw_only=True):
     end_reason: OptionalText = None
     transcript_path: str | None = None  # the host's transcript, as the hooks reported it
     transcript_offset: int = 0  # bytes of it already turned into units
+    transcript_turn: int = 0  # the prompt turn whose words that offset ends
     closed_turn: int = 0  # the newest prompt number whose turn ended (the agent's Stop)
 
 

@@ -43,6 +43,7 @@ from claude_mem.store.queue import QueueItem
 from claude_mem.store.rows import of_session
 from claude_mem.store.sessions import advance_transcript, get_session
 from claude_mem.store.summaries import insert_summary
+from claude_mem.store.supersede import settle
 from claude_mem.store.tool_uses import get_tool_uses, link_observation, recent_for_session
 from claude_mem.transcripts import Entry, read_since
 from claude_mem.worker.stream import Broadcaster
@@ -234,18 +235,26 @@ class Pipeline:
         closed = work.summary is not None or _turn_ended(session, number)
         entries: tuple[Any, ...] = ()
         path = session.get("transcript_path")
-        if path:
+        # A turn whose words were read already (its summary redone, say) reads none again.
+        if path and int(session.get("transcript_turn") or 0) < number:
+            newest = int(session.get("prompt_count") or 0) <= number
             found = self._transcript_slice(path, int(session.get("transcript_offset") or 0),
-                                           ctx.platform, prompt, events)  # fmt: skip
+                                           ctx.platform, prompt, events, newest)  # fmt: skip
             entries = found.entries
             if found.end is not None:
-                loaded.cursor = (path, found.end)
+                loaded.cursor = (path, found.end, number)
         turn = assemble(entries, prompt_number=number, prompt=prompt, reply=reply, closed=closed)
         loaded.ctx = dataclasses.replace(ctx, turn=turn)
         return loaded
 
     def _transcript_slice(
-        self, path: str, offset: int, platform: str, prompt: str, events: list[ToolEvent]
+        self,
+        path: str,
+        offset: int,
+        platform: str,
+        prompt: str,
+        events: list[ToolEvent],
+        newest: bool,
     ) -> Slice:
         """The turn's slice, reading on (bounded reads, at most TRANSCRIPT_READS) until the
         turn's segment is followed by another or the file ends: one read may stop short, at
@@ -258,7 +267,7 @@ class Pipeline:
                 break  # the end of what the host has written
             entries.extend(chunk.entries)
             offset = chunk.offset
-            found = turn_slice(entries, prompt, events)
+            found = turn_slice(entries, prompt, events, newest=newest)
             if found.entries and found.end != entries[-1].end:
                 break  # the turn's segment is over: the next one began
         return found
@@ -275,13 +284,20 @@ class Pipeline:
         generated_by = f"{provider}:{result.model}" if result.model else provider
         created: list[dict[str, Any]] = []
         with self.db.write() as conn:
+            # A draft that names no events came from the events all, unless its siblings
+            # name theirs: then it came from words alone (a decision stated in chat).
+            named = any(draft.source_event_ids for draft in result.observations)
             for draft in result.observations:
-                sources = [by_id[i] for i in draft.source_event_ids if i in by_id] or events
+                sources = [by_id[i] for i in draft.source_event_ids if i in by_id]
+                sources = sources or ([] if named else events)
                 work = share or _event_tokens(sources)
                 obs_id, new = insert_observation(
                     conn, _observation(ctx, draft, sources, work, generated_by),
                     redact=self.db.redact_secrets,
                 )  # fmt: skip
+                # What it replaces is marked superseded; a rule discussed on in this session
+                # folds into the session's earlier decision, whose id then holds it.
+                obs_id = settle(conn, obs_id)
                 for event in sources:
                     link_observation(conn, event.tool_use_row_id, obs_id)
                 if new:
@@ -478,7 +494,7 @@ class Loaded:
     ctx: SessionContext
     events: list[ToolEvent]
     replayed: int  # events already linked to an observation (a replay)
-    cursor: tuple[str, int] | None = None  # (transcript path, offset past this turn)
+    cursor: tuple[str, int, int] | None = None  # (transcript, offset past the turn, its number)
 
     @property
     def worth_compressing(self) -> bool:

@@ -44,8 +44,11 @@ def _normal(text: str) -> str:
     return " ".join(text.split())[:MATCH_CHARS]
 
 
-def turn_slice(entries: Sequence[Entry], prompt: str, events: Sequence[ToolEvent]) -> Slice:
-    """The segment of `entries` that belongs to the turn of `prompt` and `events`."""
+def turn_slice(
+    entries: Sequence[Entry], prompt: str, events: Sequence[ToolEvent], *, newest: bool = False
+) -> Slice:
+    """The segment of `entries` that belongs to the turn of `prompt` and `events`. `newest`:
+    no later prompt is known, so every segment but the last is older than this turn."""
     segments = _segments(entries)
     wanted = _normal(prompt)
     ids = {event.tool_use_id for event in events if event.tool_use_id}
@@ -62,9 +65,11 @@ def turn_slice(entries: Sequence[Entry], prompt: str, events: Sequence[ToolEvent
             None,
         )
     if found is None:
-        # Not the turn's: segments before the newest belong to turns this one never matched
-        # (passed over, so they are not read again and again); the newest may be the next's.
-        return Slice((), segments[-2][-1].end if len(segments) > 1 else None)
+        # Not found. When this is the newest turn, the segments before the last are older
+        # ones memory never saw (passed over, not read again and again); the last may be the
+        # next turn's. Otherwise later turns' segments may be among them: nothing is consumed.
+        newer_possible = not newest or len(segments) < 2
+        return Slice((), None if newer_possible else segments[-2][-1].end)
     return Slice(tuple(segments[found]), segments[found][-1].end)
 
 

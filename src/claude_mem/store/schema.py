@@ -286,6 +286,7 @@ UPDATE observations SET source = 'manual' WHERE generated_by = 'manual';
 TURNS_AND_SUPERSEDE = """
 ALTER TABLE sessions ADD COLUMN transcript_path TEXT;
 ALTER TABLE sessions ADD COLUMN transcript_offset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN transcript_turn INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN closed_turn INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE observations ADD COLUMN superseded_by INTEGER
     REFERENCES observations (id) ON DELETE SET NULL;

@@ -65,7 +65,7 @@ def note_transcript(conn: sqlite3.Connection, session_id: int, path: str | None)
     if not path:
         return
     conn.execute(
-        """UPDATE sessions SET transcript_path = ?, transcript_offset = 0
+        """UPDATE sessions SET transcript_path = ?, transcript_offset = 0, transcript_turn = 0
            WHERE id = ? AND transcript_path IS NOT ?""",
         (path, session_id, path),
     )
@@ -80,12 +80,16 @@ def close_turn(conn: sqlite3.Connection, session_id: int, prompt_number: int) ->
     )
 
 
-def advance_transcript(conn: sqlite3.Connection, session_id: int, path: str, offset: int) -> None:
-    """Record how far the transcript was turned into units (in the units' transaction, so a
-    crash before it commits re-reads the same bytes); a path changed meanwhile is left alone."""
+def advance_transcript(
+    conn: sqlite3.Connection, session_id: int, path: str, offset: int, turn: int
+) -> None:
+    """Record how far the transcript was turned into units, and the prompt turn that read
+    ended (in the units' transaction, so a crash before it commits re-reads the same bytes);
+    a path changed meanwhile is left alone."""
     conn.execute(
-        "UPDATE sessions SET transcript_offset = ? WHERE id = ? AND transcript_path = ?",
-        (offset, session_id, path),
+        """UPDATE sessions SET transcript_offset = ?, transcript_turn = ?
+           WHERE id = ? AND transcript_path = ?""",
+        (offset, turn, session_id, path),
     )
 
 

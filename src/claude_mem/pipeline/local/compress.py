@@ -1,4 +1,5 @@
-"""Tool events to observation drafts. A prompt turn gives one per unit of work (`units`);
+"""Tool events to observation drafts. A prompt turn gives one per unit of work (`units`)
+and a decision when the user stated a rule the agent took (`decisions`);
 a batch without its turn (old callers, imports) one per event: each described by its kind,
 noise dropped, consecutive edits merged, and the final limits applied."""
 
@@ -6,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from claude_mem.pipeline.local.decisions import decision
 from claude_mem.pipeline.local.describe import event_notes
 from claude_mem.pipeline.local.merge import merge_groups, merged_note
 from claude_mem.pipeline.local.note import Note
@@ -40,5 +42,6 @@ def compress_events(events: Sequence[ToolEvent], ctx: SessionContext) -> list[Ob
     """The observations for a batch of one session's tool events, in event order: one per
     unit of work when the batch is a prompt turn (`ctx.turn`), else one per event."""
     if ctx.turn is not None:
-        return turn_drafts(list(events), ctx, ctx.turn)
+        rule = decision(ctx.turn, ctx)  # a rule the user stated and the agent took
+        return [*turn_drafts(list(events), ctx, ctx.turn), *([rule] if rule else [])]
     return [_draft(group) for group in merge_groups(event_notes(events, ctx))]

@@ -8,6 +8,7 @@ from claude_mem.pipeline.local.classify import change_concepts, edit_type
 from claude_mem.pipeline.local.code_text import defined_names, describe_change
 from claude_mem.pipeline.local.note import Note, Scope, discovery
 from claude_mem.pipeline.local.responses import response_text, tool_error
+from claude_mem.pipeline.local.symbols import code_facts
 from claude_mem.pipeline.local.text import as_str, clip, shortlist
 from claude_mem.pipeline.local.tools import tool_label, tool_note
 from claude_mem.pipeline.providers.base import ToolEvent
@@ -67,7 +68,8 @@ def _change_note(
     merge_on: str | None = None,
     changes: list[str] | None = None,
 ) -> Note:
-    """A change, typed by its prompt and the code it adds; the prompt ends the narrative."""
+    """A change, typed by its prompt and the code it adds; the prompt ends the narrative.
+    The added code's symbols (signature and doc) and an excerpt of it say what the code is."""
     change_type = edit_type(event, scope, added_code)
     return Note(
         type=change_type,
@@ -80,6 +82,7 @@ def _change_note(
         kind=kind,
         merge_key=(change_type, merge_on) if merge_on else None,
         changes=changes or [],
+        code=code_facts((files_modified(event) or [""])[0], added_code),
     )
 
 

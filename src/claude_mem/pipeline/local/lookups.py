@@ -8,6 +8,7 @@ import re
 from claude_mem.pipeline.local.code_text import defined_names
 from claude_mem.pipeline.local.note import Note, Scope, discovery, output_facts
 from claude_mem.pipeline.local.responses import response_text, tool_error
+from claude_mem.pipeline.local.symbols import symbol_facts
 from claude_mem.pipeline.local.text import (
     FACT_CHARS,
     as_int,
@@ -27,6 +28,9 @@ from claude_mem.pipeline.tools.evidence import files_read
 from claude_mem.pipeline.tools.inputs import input_dict
 from claude_mem.pipeline.tools.paths import normalize_path
 from claude_mem.text import counted
+
+
+READ_SYMBOLS = 4  # symbols of a file read that a unit keeps, with signature and doc
 
 
 def read_note(event: ToolEvent, scope: Scope) -> Note:
@@ -58,9 +62,11 @@ def read_note(event: ToolEvent, scope: Scope) -> Note:
         narrative += f" It defines {shortlist(symbols, 5)}."
     elif first:
         narrative += f" It begins: {in_quotes(first, 120)}."
-    return discovery(
+    note = discovery(
         event, "read", title, subtitle=_read_subtitle(paths), narrative=narrative, facts=facts
     )
+    note.code = symbol_facts(paths[0], content, READ_SYMBOLS) if len(paths) == 1 else []
+    return note
 
 
 def _read_subtitle(paths: list[str]) -> str:

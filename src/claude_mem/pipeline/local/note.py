@@ -23,6 +23,7 @@ class Note(ObservationDraft, kw_only=True):
     changes: list[str] = msgspec.field(default_factory=list)
     investigated: list[str] = msgspec.field(default_factory=list)  # searched/listed/fetched targets
     completed: str = ""  # a commit, for summaries
+    code: list[str] = msgspec.field(default_factory=list)  # what the code it touched is
 
 
 def discovery(

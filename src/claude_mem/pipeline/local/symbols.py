@@ -486,3 +486,15 @@ def code_excerpt(code: str, limit: int) -> str:
     if not shown:
         return clip(lines[0], limit) if lines and limit > 0 else ""
     return "\n".join(shown) + "\n…"
+
+
+EXCERPT_CHARS = 300  # of the new code a unit keeps
+
+
+def code_facts(path: str, code: str) -> list[str]:
+    """What a piece of new code is, as facts: its symbols with signature and doc, then a
+    bounded excerpt of it (for code that defines nothing, the excerpt alone)."""
+    if not code.strip():
+        return []
+    excerpt = code_excerpt(code, EXCERPT_CHARS)
+    return [*symbol_facts(path, code), *([f"Code: {excerpt}"] if excerpt else [])]

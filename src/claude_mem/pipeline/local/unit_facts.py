@@ -10,6 +10,8 @@ from claude_mem.pipeline.providers.base import ToolEvent
 from claude_mem.pipeline.tools.evidence import evidence
 
 _CHANGE_LINE = ("Changed `", "New code: ")
+CODE_FACTS = 4  # what the changed code is: its symbols with signature and doc, an excerpt
+READ_CODE_FACTS = 2  # the same of code read
 _SYMBOLS = ("Symbols: ", "Defines: ")
 # Kinds whose evidence the facts above already carry; any other note adds its title.
 _COVERED = frozenset({"read", "search", "list", "web", "test", "commit", "edit", "write", "patch"})
@@ -52,11 +54,13 @@ def unit_facts(events: list[ToolEvent], notes: list[Note]) -> list[str]:
         *([f"Modified: {shortlist(modified, 8)}"] if modified else []),
         *([f"Read: {shortlist(read, 8)}"] if read else []),
         *([f"Symbols changed: {shortlist(changed_names, 8)}"] if changed_names else []),
+        *[fact for note in changes for fact in note.code][:CODE_FACTS],
         *_tests(notes),
         *_with([note for note in notes if note.failed], ("Error: ",))[:3],
         *(note.completed for note in notes if note.completed),
         *_with(changes, _CHANGE_LINE)[:2],
         *([f"Symbols read: {shortlist(read_names, 8)}"] if read_names else []),
+        *[fact for note in looks for fact in note.code][:READ_CODE_FACTS],
         *(f"Looked into: {target}" for note in notes for target in note.investigated),
         *(_other(note) for note in notes if note.kind not in _COVERED),
     ]
