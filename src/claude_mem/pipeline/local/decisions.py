@@ -31,8 +31,15 @@ _FLAGS = re.IGNORECASE
 # Said anywhere in a sentence, these make it a rule, even inside a request for work.
 _STRONG = re.compile(
     r"\b(?:always|never|from now on|going forward|from here on|henceforth|in (?:the )?future"
-    r"|instead of|rather than|as a rule|the rule is|by convention|our convention|no more than"
-    r"|at most|at least|only ever)\b",
+    r"|as a rule|the rule is|by convention|our convention|only ever)\b",
+    _FLAGS,
+)
+# Comparisons make a rule only where the sentence asks for something ("use X instead of Y"):
+# a report of what happened ("it charged 1.72 instead of 1.73") states none.
+_COMPARES = re.compile(r"\b(?:instead of|rather than|no more than|at most|at least)\b", _FLAGS)
+_ASKS = re.compile(
+    r"\b(?:should|must|use|keep|prefer|want|needs? to|has to|have to|let'?s|we'?ll|we will"
+    r"|make (?:it|them|sure)|go with|stick (?:with|to)|switch to)\b",
     _FLAGS,
 )
 # Said first, these make the sentence a rule: "keep …", "we'll use …", "don't …".
@@ -105,8 +112,10 @@ def _rule(sentence: str) -> str:
     corrected = _CORRECTION.match(sentence)
     if corrected and corrected.end() < len(sentence):
         body = sentence[corrected.end() :]
-    is_rule = bool(_STRONG.search(body)) or (
-        bool(_OPENING_RULE.match(body)) and not _NOT_A_RULE.match(body)
+    is_rule = (
+        bool(_STRONG.search(body))
+        or bool(_COMPARES.search(body) and _ASKS.search(body))
+        or (bool(_OPENING_RULE.match(body)) and not _NOT_A_RULE.match(body))
     )
     if corrected and not is_rule:
         is_rule = bool(_STATES.search(body))
