@@ -239,7 +239,8 @@ class Pipeline:
         if path and int(session.get("transcript_turn") or 0) < number:
             newest = int(session.get("prompt_count") or 0) <= number
             found = self._transcript_slice(path, int(session.get("transcript_offset") or 0),
-                                           ctx.platform, prompt, events, newest)  # fmt: skip
+                                           ctx.platform, prompt, events,
+                                           newest=newest)  # fmt: skip
             entries = found.entries
             if found.end is not None:
                 loaded.cursor = (path, found.end, number)
@@ -254,6 +255,7 @@ class Pipeline:
         platform: str,
         prompt: str,
         events: list[ToolEvent],
+        *,
         newest: bool,
     ) -> Slice:
         """The turn's slice, reading on (bounded reads, at most TRANSCRIPT_READS) until the

@@ -29,7 +29,6 @@ from claude_mem.pipeline.tools.inputs import input_dict
 from claude_mem.pipeline.tools.paths import normalize_path
 from claude_mem.text import counted
 
-
 READ_SYMBOLS = 4  # symbols of a file read that a unit keeps, with signature and doc
 
 
