@@ -557,7 +557,7 @@ def searched(
     return out, mode
 
 
-def measure(only: list[str] | None, noise: int) -> dict[str, Any]:
+def measure(only: list[str] | None, noise: int, keep: bool = False) -> dict[str, Any]:
     corpus = load_corpus()
     by_id = {s.id: s for s in corpus}
     if only:
@@ -597,7 +597,10 @@ def measure(only: list[str] | None, noise: int) -> dict[str, Any]:
     finally:
         if worker is not None:
             demo._stop(worker)
-        shutil.rmtree(scratch, ignore_errors=True)
+        if keep:
+            print(f"kept: {scratch}", file=sys.stderr)
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
     return figures(
         corpus,
         questions,
@@ -711,9 +714,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a floor is missed")
     parser.add_argument("--sessions", help="only these hand-written session ids (comma-separated)")
     parser.add_argument("--noise", type=int, default=NOISE, help="unrelated sessions replayed")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch data (to look)")
     args = parser.parse_args(argv)
     only = [name for name in (args.sessions or "").split(",") if name]
-    result = measure(only or None, args.noise)
+    result = measure(only or None, args.noise, args.keep)
     print(json.dumps(result, indent=1) if args.json else "\n".join(markdown(result)))
     return 1 if args.check and not all(result["met"].values()) else 0
 

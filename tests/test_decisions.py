@@ -53,6 +53,7 @@ def test_a_stated_or_corrected_rule_is_a_decision_in_the_users_words(
         "fix the bug in x.py",
         # a report of what happened compares without asking for anything
         "A customer was charged 1.72 instead of 1.73 for 3 stickers. Find out why and fix it.",
+        "The job with schedule `0 6 * * 7` never runs. Why?",
         "add a test for invoice_total",
         "why does parse_config fail on an empty env?",
         "should we always retry on a timeout?",

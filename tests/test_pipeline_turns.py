@@ -362,3 +362,32 @@ def test_kill_9_mid_session_loses_no_unit_and_duplicates_none(
     assert clean
     assert {row[0] for row in clean} == set(range(1, TURNS + 1))
     assert killed == clean  # the same units: none lost, none twice, none from a re-read
+
+
+def test_a_turn_that_only_commits_folds_into_the_unit_it_finished(
+    worker: RunningWorker, data_dir: Path, tmp_path: Path
+) -> None:
+    transcript = Transcript(tmp_path / "t.jsonl")
+    post_prompt(worker, transcript, "round the totals half-up")
+    post_tool(worker, transcript, "The float sum makes round() give 1.72; using Decimal.", "t1")
+    post_stop(worker, transcript, "Totals are summed in Decimal and rounded half-up now.")
+    wait_drained(worker)
+    post_prompt(worker, transcript, "commit it")
+    transcript.says("Committing.", "t2")
+    worker.client.post("/api/sessions/observations", json={
+        "host_session_id": HOST, "cwd": CWD, "tool_name": "Bash", "tool_use_id": "t2",
+        "tool_input": {"command": "git commit -am 'Round totals half-up'"},
+        "tool_response": {"stdout": "[main 1a2b3c4] Round totals half-up\n 1 file changed",
+                          "stderr": "", "interrupted": False},
+        "transcript_path": str(transcript.path)}).raise_for_status()  # fmt: skip
+    post_stop(worker, transcript, "Committed as 1a2b3c4.")
+    wait_drained(worker)
+
+    rows = db_rows(data_dir, "SELECT id, prompt_number, title, facts FROM observations")
+    assert len(rows) == 1  # the commit finished the unit: no unit of its own
+    ((unit_id, number, title, facts),) = rows
+    assert number == 1
+    assert title.startswith("The float sum makes round() give 1.72")
+    assert "Committed: Round totals half-up" in facts  # the commit is its evidence now
+    links = db_rows(data_dir, "SELECT DISTINCT observation_id FROM tool_uses")
+    assert links == [(unit_id,)]

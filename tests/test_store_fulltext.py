@@ -75,6 +75,16 @@ def test_any_term_ranks_and_project_filter(db: Database) -> None:
     assert search_observations(db.read(), "parsing", projects=("p1",)) == []
 
 
+def test_a_words_other_forms_match(db: Database) -> None:
+    """The Porter stemmer: a question in other forms of a memory's words finds it."""
+    assert [h["title"] for h in search_observations(db.read(), "renaming schedulers")] == [
+        "Renamed scheduler AND queue"
+    ]
+    assert [h["title"] for h in search_observations(db.read(), "parse")] == [
+        "Résumé parsing handles accents"
+    ]
+
+
 def test_match_expressions_quote_every_part() -> None:
     assert match_expressions('say "hi" now') == (
         '"hi" AND ("hi" OR "say")',

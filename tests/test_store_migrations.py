@@ -64,6 +64,7 @@ SEED_AFTER = {
         "INSERT INTO observations (id, session_id, project, type, title, content_hash,"
         " created_at, superseded_by) VALUES (6, 1, 'proj', 'decision', 'Old', 'h6', 1009, 3)",
     ],
+    "0012_fulltext_stemmed": [],
 }
 
 

@@ -43,7 +43,7 @@ from claude_mem.store.queue import QueueItem
 from claude_mem.store.rows import of_session
 from claude_mem.store.sessions import advance_transcript, get_session
 from claude_mem.store.summaries import insert_summary
-from claude_mem.store.supersede import settle
+from claude_mem.store.supersede import continue_unit, settle
 from claude_mem.store.tool_uses import get_tool_uses, link_observation, recent_for_session
 from claude_mem.transcripts import Entry, read_since
 from claude_mem.worker.stream import Broadcaster
@@ -298,11 +298,13 @@ class Pipeline:
                     redact=self.db.redact_secrets,
                 )  # fmt: skip
                 # What it replaces is marked superseded; a rule discussed on in this session
-                # folds into the session's earlier decision, whose id then holds it.
-                obs_id = settle(conn, obs_id)
+                # folds into the session's earlier decision, and a follow-up (a commit) into
+                # the unit it finished: that older id then holds it.
+                inserted = obs_id
+                obs_id = continue_unit(conn, obs_id) if draft.continues else settle(conn, obs_id)
                 for event in sources:
                     link_observation(conn, event.tool_use_row_id, obs_id)
-                if new:
+                if new and obs_id == inserted:  # not folded into an older row
                     created.append({"id": obs_id, "session_id": ctx.session_id,
                                     "project": ctx.project, "type": draft.type,
                                     "title": draft.title})  # fmt: skip

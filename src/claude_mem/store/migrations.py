@@ -37,6 +37,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0009_search_filters", schema.SEARCH_FILTERS),
     Migration("0010_observation_source", schema.OBSERVATION_SOURCE),
     Migration("0011_turns_and_supersede", schema.TURNS_AND_SUPERSEDE),
+    Migration("0012_fulltext_stemmed", schema.FULLTEXT_STEMMED),
 )
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -120,8 +120,8 @@ FTS_COLUMNS = {
 }
 
 
-def _fts(table: str, columns: tuple[str, ...]) -> str:
-    return _FTS_TEMPLATE.format(
+def _fts(table: str, columns: tuple[str, ...], template: str = _FTS_TEMPLATE) -> str:
+    return template.format(
         table=table,
         columns=", ".join(columns),
         new=", ".join(f"new.{c}" for c in columns),
@@ -293,3 +293,16 @@ ALTER TABLE observations ADD COLUMN superseded_by INTEGER
 CREATE INDEX idx_observations_superseded ON observations (superseded_by)
     WHERE superseded_by IS NOT NULL;
 """
+
+# Full text matches a word's other forms ("times" finds "time", "retried" finds "retry"): the
+# FTS tables are made again with the Porter stemmer over the same tokenizer, and rebuilt.
+_STEMMED = _FTS_TEMPLATE.replace("tokenize = 'unicode61", "tokenize = 'porter unicode61")
+FULLTEXT_STEMMED = "".join(
+    f"""DROP TRIGGER {table}_ai;
+DROP TRIGGER {table}_ad;
+DROP TRIGGER {table}_au;
+DROP TABLE {table}_fts;
+"""
+    + _fts(table, columns, _STEMMED)
+    for table, columns in FTS_COLUMNS.items()
+)

@@ -39,7 +39,8 @@ NAMED_SHARED, NAMED_OVERLAP = 1, 0.4
 TOPIC_SHARED, TOPIC_OVERLAP = 2, 0.5
 UNIT_SHARED, UNIT_OVERLAP = 3, 0.6
 UNIT_TYPES = frozenset({"bugfix", "feature", "refactor", "change"})
-FOLDED_FACTS = 8
+FOLDED_FACTS = 16  # a unit's facts and its follow-up's
+CONTINUED_TYPES = (*sorted(UNIT_TYPES), "discovery")  # what a follow-up turn may finish
 FOLDED_NARRATIVE_CHARS = 900
 # Words any edit's title may use: they say that something changed, not what.
 _GENERIC = frozenset(
@@ -135,19 +136,61 @@ def _fold(conn: sqlite3.Connection, new: dict[str, Any], old: dict[str, Any]) ->
     narrative = new["narrative"]
     if old["title"] and old["title"] != new["title"]:
         narrative = f"{narrative}\nEarlier in the discussion: {old['title']}".strip()
+    return _merge(conn, new, old, title=new["title"], subtitle=new["subtitle"],
+                  narrative=narrative, lead=new)  # fmt: skip
+
+
+def continue_unit(conn: sqlite3.Connection, obs_id: int) -> int:
+    """Fold observation `obs_id`, a turn that only finished the session's previous unit of
+    work (committed it, ran its tests again), into that unit: the unit keeps its title and
+    gains the follow-up's facts, files and tool events. The id that holds it now (`obs_id`
+    when the session has no earlier unit)."""
+    new = row_dict(conn.execute("SELECT * FROM observations WHERE id = ?", (obs_id,)).fetchone())
+    if new is None:
+        return obs_id
+    marks = ", ".join("?" * len(CONTINUED_TYPES))
+    old = row_dict(
+        conn.execute(
+            f"""SELECT * FROM observations WHERE session_id = ? AND id < ? AND type IN ({marks})
+                AND superseded_by IS NULL ORDER BY id DESC LIMIT 1""",
+            (new["session_id"], obs_id, *CONTINUED_TYPES),
+        ).fetchone()
+    )
+    if old is None:
+        return obs_id
+    narrative = f"{old['narrative']}\nThen: {new['title']}".strip()
+    return _merge(conn, new, old, title=old["title"], subtitle=old["subtitle"],
+                  narrative=narrative, lead=old)  # fmt: skip
+
+
+def _merge(
+    conn: sqlite3.Connection,
+    new: dict[str, Any],
+    old: dict[str, Any],
+    *,
+    title: str,
+    subtitle: str,
+    narrative: str,
+    lead: dict[str, Any],
+) -> int:
+    """`old` takes `title`, `subtitle`, `narrative`, the facts, concepts and files of both
+    (`lead`'s first, and its turn and time), and the newer one's tool events and links; `new`
+    goes. The older id, or the newer one when a same-content row stands in the way (nothing
+    merged then)."""
+    follow = old if lead is new else new
     if len(narrative) > FOLDED_NARRATIVE_CHARS:
         narrative = narrative[: FOLDED_NARRATIVE_CHARS - 1].rstrip() + "…"
     merged = Observation(
         session_id=old["session_id"],
         project=old["project"],
-        type="decision",
-        title=new["title"],
-        subtitle=new["subtitle"],
+        type=old["type"],
+        title=title,
+        subtitle=subtitle,
         narrative=narrative,
-        facts=list(dict.fromkeys([*new["facts"], *old["facts"]]))[:FOLDED_FACTS],
-        concepts=list(dict.fromkeys([*new["concepts"], *old["concepts"]])),
-        files_read=list(dict.fromkeys([*new["files_read"], *old["files_read"]])),
-        files_modified=list(dict.fromkeys([*new["files_modified"], *old["files_modified"]])),
+        facts=list(dict.fromkeys([*lead["facts"], *follow["facts"]]))[:FOLDED_FACTS],
+        concepts=list(dict.fromkeys([*lead["concepts"], *follow["concepts"]])),
+        files_read=list(dict.fromkeys([*lead["files_read"], *follow["files_read"]])),
+        files_modified=list(dict.fromkeys([*lead["files_modified"], *follow["files_modified"]])),
     )
     digest = content_hash(merged)
     taken = conn.execute(
@@ -170,7 +213,7 @@ def _fold(conn: sqlite3.Connection, new: dict[str, Any], old: dict[str, Any]) ->
            WHERE id = ?""",
         (merged.title, merged.subtitle, merged.narrative, dump_list(merged.facts),
          dump_list(merged.concepts), dump_list(merged.files_read),
-         dump_list(merged.files_modified), digest, new["prompt_number"], new["created_at"],
+         dump_list(merged.files_modified), digest, lead["prompt_number"], lead["created_at"],
          new["generated_by"], new["discovery_tokens"], old["id"]),
     )  # fmt: skip
     return int(old["id"])

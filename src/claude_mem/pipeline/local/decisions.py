@@ -30,8 +30,17 @@ TOPIC_WORDS = 2  # a rule that names no file or symbol is keyed by its first con
 _FLAGS = re.IGNORECASE
 # Said anywhere in a sentence, these make it a rule, even inside a request for work.
 _STRONG = re.compile(
-    r"\b(?:always|never|from now on|going forward|from here on|henceforth|in (?:the )?future"
-    r"|as a rule|the rule is|by convention|our convention|only ever)\b",
+    r"\b(?:from now on|going forward|from here on|henceforth|in (?:the )?future"
+    r"|as a rule|the rule is|by convention|our convention)\b",
+    _FLAGS,
+)
+# "always" and "never" state a rule ("timeouts are retried twice, never more") unless the
+# prompt reports a problem to work on ("the job never runs — why?"): then only where the
+# sentence asks for something.
+_ALWAYS = re.compile(r"\b(?:always|never|only ever)\b", _FLAGS)
+_WORK_REQUEST = re.compile(
+    r"\b(?:why|fix|find out|look into|investigate|debug|figure out|can you|could you"
+    r"|what'?s wrong|broken|fails?|bug)\b",
     _FLAGS,
 )
 # Comparisons make a rule only where the sentence asks for something ("use X instead of Y"):
@@ -81,7 +90,8 @@ def decision(turn: Turn, ctx: SessionContext) -> ObservationDraft | None:
     """The turn's rule as a `decision` draft, or None when the user stated no rule or the
     agent pushed back on it."""
     prompt = turn.prompt[:SCAN_CHARS].strip()
-    rules = [rule for rule in map(_rule, _sentences(prompt)) if rule]
+    reports = bool(_WORK_REQUEST.search(prompt))
+    rules = [rule for sentence in _sentences(prompt) if (rule := _rule(sentence, reports))]
     if not rules or _PUSHBACK.match(turn.reply[:SCAN_CHARS]):
         return None
     rule = " ".join(rules)
@@ -104,17 +114,20 @@ def _sentences(text: str) -> list[str]:
     return [part.strip() for part in _SENTENCE.split(text) if part.strip()]
 
 
-def _rule(sentence: str) -> str:
-    """The sentence as a rule in the user's words (a correction's opener dropped), or ''."""
+def _rule(sentence: str, reports: bool) -> str:
+    """The sentence as a rule in the user's words (a correction's opener dropped), or ''.
+    `reports`: the prompt reports a problem to work on (module constants)."""
     if sentence.endswith("?"):
         return ""
     body = sentence
     corrected = _CORRECTION.match(sentence)
     if corrected and corrected.end() < len(sentence):
         body = sentence[corrected.end() :]
+    asks = bool(_ASKS.search(body))
     is_rule = (
         bool(_STRONG.search(body))
-        or bool(_COMPARES.search(body) and _ASKS.search(body))
+        or bool(_ALWAYS.search(body) and (asks or not reports))
+        or bool(_COMPARES.search(body) and asks)
         or (bool(_OPENING_RULE.match(body)) and not _NOT_A_RULE.match(body))
     )
     if corrected and not is_rule:

@@ -22,7 +22,7 @@ _NEW_STEP = re.compile(
     r"(?:that|this) (?:fixes|fixed|takes care of|handles|covers) )\b",
     re.IGNORECASE,
 )
-_WRAP_UP = frozenset({"test", "commit", "git"})  # kinds that check or record a change
+WRAP_UP = frozenset({"test", "commit", "git"})  # kinds that check or record a change
 
 
 @dataclass(slots=True)
@@ -50,7 +50,7 @@ class Unit:
 
     def moves_on(self, note: Note | None, files: set[str], words: list[str]) -> bool:
         """Does this event start a different piece of work than this unit's?"""
-        if note is None or not self.changed or note.kind in _WRAP_UP:
+        if note is None or not self.changed or note.kind in WRAP_UP:
             return False
         if any(_NEW_STEP.match(text) for text in words):
             return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from claude_mem.pipeline.local.classify import change_concepts, text_type
 from claude_mem.pipeline.local.describe import described
-from claude_mem.pipeline.local.segment import Unit, segment
+from claude_mem.pipeline.local.segment import WRAP_UP, Unit, segment
 from claude_mem.pipeline.local.text import (
     NARRATIVE_CHARS,
     SUBTITLE_CHARS,
@@ -43,7 +43,15 @@ def _draft(unit: Unit, turn: Turn, first: bool, last: bool) -> ObservationDraft:
         facts=unit_facts(unit.events, unit.notes),
         concepts=_concepts(unit, kind),
         source_event_ids=[event.tool_use_row_id for event in unit.events],
+        continues=first and _wraps_up(unit),
     )
+
+
+def _wraps_up(unit: Unit) -> bool:
+    """A turn that opens by only checking or recording work (commit it, run its tests):
+    it finishes the session's previous unit rather than being one."""
+    kinds = {note.kind for note in unit.notes}
+    return bool(kinds) and kinds <= WRAP_UP
 
 
 def _title(unit: Unit, own: list[str], closing: list[str], prompt: str) -> str:

@@ -93,6 +93,9 @@ class ObservationDraft(records.ObservationDraft, kw_only=True):
     source_event_ids: list[int] = msgspec.field(
         default_factory=list
     )  # tool_use_row_ids it came from
+    # The unit only finishes the session's previous one (a commit, its tests run again): the
+    # consumer folds it into that unit instead of storing another.
+    continues: bool = False
 
 
 SummaryDraft = records.SummaryDraft
