@@ -176,6 +176,7 @@ def behaviour_constants() -> list[tuple[str, str]]:
     architecture = [
         f"a {app.BODY_LIMIT_BYTES // 2**20} MiB body limit",
         f"into batches of {consumer.BATCH_SIZE}",
+        f"up to {consumer.TURN_EVENTS} tool events a provider call",
         f"({consumer.BURST_EVENTS} within {number(consumer.QUIET_S * 1000)} ms)",
         f"wait for a lull (at most {number(consumer.MAX_DEFER_S)} s)",
         f"waits for {number(embedding_task.QUIET_S)} s of calm and runs at nice "
