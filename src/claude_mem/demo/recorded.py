@@ -1,9 +1,11 @@
 """The recorded sessions: loading them, moving them into a scratch project, its files.
 
-Each `sessions/NN-<slug>.jsonl` holds one `{"host", "event", "payload"}` object a line: the
-payloads Claude Code sent its hooks, with the project at `/home/dev/invoicer` and HOME at
-`/home/dev` (see tests/fixtures/demo/record.py). For a replay every path is moved: the project
-to a folder the demo creates, transcripts under the demo's own folder.
+Each `sessions/NN-<slug>.jsonl` holds one `{"host", "event", "payload", "transcript_size"}`
+object a line: the payloads Claude Code sent its hooks, with the project at
+`/home/dev/invoicer` and HOME at `/home/dev` (see tests/fixtures/demo/record.py), and how much
+of its transcript, `NN-<slug>.transcript.jsonl` beside it, Claude Code had written when it ran
+the hook. For a replay every path is moved: the project to a folder the demo creates,
+transcripts under the demo's own folder, where `Transcript` grows each one event by event.
 """
 
 from __future__ import annotations
@@ -23,18 +25,21 @@ PLATFORM = "claude-code"
 PROJECT_PLACEHOLDER = "/home/dev/invoicer"
 HOME_PLACEHOLDER = "/home/dev"
 PROJECT_NAME = "invoicer"
+TRANSCRIPT_SUFFIX = ".transcript.jsonl"
 
 
 @dataclass(frozen=True)
 class Event:
     name: str  # the host's event name, e.g. "PostToolUse"
     payload: dict[str, Any]
+    transcript_size: int = 0  # bytes of the session's transcript written before this hook ran
 
 
 @dataclass(frozen=True)
 class Session:
     slug: str
     events: tuple[Event, ...]
+    transcript: bytes = b""  # the whole transcript Claude Code wrote, paths as placeholders
 
     @property
     def prompt(self) -> str:
@@ -50,24 +55,21 @@ class Session:
 
 def load_sessions(folder: Path | None = None) -> list[Session]:
     """The recorded sessions in order (default: the copy shipped in this package)."""
-    files: list[Traversable] | list[Path]
-    if folder is None:
-        files = sorted(
-            (item for item in resources.files(__package__).joinpath("sessions").iterdir()
-             if item.name.endswith(".jsonl")),
-            key=lambda item: item.name,
-        )  # fmt: skip
-    else:
-        files = sorted(folder.glob("*.jsonl"))
+    packaged = resources.files(__package__).joinpath("sessions")
+    where: Traversable = packaged if folder is None else folder
+    items = {item.name: item for item in where.iterdir() if item.name.endswith(".jsonl")}
     sessions = []
-    for item in files:
+    for name in sorted(n for n in items if not n.endswith(TRANSCRIPT_SUFFIX)):
         events = []
-        for line in item.read_text(encoding="utf-8").splitlines():
+        for line in items[name].read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
-                events.append(Event(str(row["event"]), dict(row["payload"])))
-        slug = item.name.removesuffix(".jsonl").split("-", 1)[-1]
-        sessions.append(Session(slug, tuple(events)))
+                size = int(row.get("transcript_size") or 0)
+                events.append(Event(str(row["event"]), dict(row["payload"]), size))
+        beside = items.get(name.removesuffix(".jsonl") + TRANSCRIPT_SUFFIX)
+        transcript = beside.read_bytes() if beside is not None else b""
+        slug = name.removesuffix(".jsonl").split("-", 1)[-1]
+        sessions.append(Session(slug, tuple(events), transcript))
     if not sessions:
         raise FileNotFoundError("no recorded sessions found (claude_mem/demo/sessions/*.jsonl)")
     return sessions
@@ -100,6 +102,29 @@ def relocate(value: Any, project: Path, home: Path) -> Any:
     if isinstance(value, dict):
         return {key: relocate(item, project, home) for key, item in value.items()}
     return value
+
+
+class Transcript:
+    """A session's transcript in the replay, written up to each event's recorded size before
+    its hook runs, so the worker reads what Claude Code had written by then, paths moved."""
+
+    def __init__(self, session: Session, project: Path, home: Path) -> None:
+        self.recorded, self.project, self.home = session.transcript, project, home
+        self.written = 0  # bytes of the recording already written
+
+    def grow(self, event: Event) -> None:
+        """Write the recording on to `event.transcript_size` (whole lines, never shrinking)."""
+        size = min(event.transcript_size, len(self.recorded))
+        if size <= self.written:
+            return
+        lines = self.recorded[self.written : size].decode("utf-8").splitlines()
+        moved = [relocate(json.loads(line), self.project, self.home) for line in lines if line]
+        path = Path(str(relocate(event.payload["transcript_path"], self.project, self.home)))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a" if self.written else "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+                           for row in moved)  # fmt: skip
+        self.written = size
 
 
 def project_files(sessions: list[Session]) -> dict[str, str]:

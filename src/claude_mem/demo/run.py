@@ -99,10 +99,12 @@ def run_demo(
         _say(out, f"  worker   pid {worker.pid} at {worker.url}  ({how}; compressor: {chain})")
         _say(out, "")
         _say(out, "Replaying: one hook process per event, as Claude Code runs our hooks")
-        replayed = [
-            _replay(session, f"{n}/{len(sessions)}", project=project, home=home, out=out)
-            for n, session in enumerate(sessions, 1)
-        ]
+        replayed = []
+        for n, session in enumerate(sessions, 1):
+            if n > 1:  # the next session starts once the last one's turn is compressed
+                _wait_drained(worker)
+            label = f"{n}/{len(sessions)}"
+            replayed.append(_replay(session, label, project=project, home=home, out=out))
         stats, seconds = _wait_drained(worker)
         counts = stats["counts"]
         _say(out, f"Compressed into {counts['observations']} observations and "
@@ -265,7 +267,9 @@ def _replay(
 
     result = Replayed(session)
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(home / ".claude")}  # not the user's config
+    transcript = recorded.Transcript(session, project, home)
     for event in session.events:
+        transcript.grow(event)  # what Claude Code had written when it ran this hook
         if not recorded.registered(event):
             continue  # Claude Code would not run our hook for it
         payload = recorded.relocate(event.payload, project, home)
@@ -296,7 +300,8 @@ def _replay(
     )
     _say(out, f"      prompt: {_clip(session.prompt, 88)}")
     if result.injected is not None:
-        memories = "no memory yet" if not result.injected else f"{result.injected} memories"
+        memories = counted(result.injected, "memory", "memories") if result.injected else ""
+        memories = memories or "no memory yet"
         _say(out, f"      its SessionStart hook injected: {memories}")
     return result
 
@@ -310,7 +315,8 @@ def _injected(stdout: bytes) -> int | None:
         return None
     if not isinstance(context, str):
         return None
-    return sum(1 for line in context.splitlines() if line.split(" ", 1)[0].isdigit())
+    # An observation's row starts with its id: "12 …" in the index, "**12** …" expanded.
+    return sum(1 for line in context.splitlines() if line.split(" ", 1)[0].strip("*").isdigit())
 
 
 def _clip(text: str, width: int) -> str:
@@ -367,8 +373,9 @@ def _show_search(project: Path, query: str, out: TextIO) -> None:
         _say(out, "  (nothing matched)")
     for hit in hits:
         _say(out, f"  #{hit['id']:<3} {hit['type']:<10} {hit['title']}")
-        files = [*(hit.get("files_modified") or []), *(hit.get("files_read") or [])]
-        if isinstance(files, list) and files:
+        files = list(dict.fromkeys([*(hit.get("files_modified") or []),
+                                    *(hit.get("files_read") or [])]))  # fmt: skip
+        if files:
             _say(out, f"       files: {', '.join(str(f) for f in files[:4])}")
     _say(out, "")
 
