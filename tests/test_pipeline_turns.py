@@ -387,7 +387,7 @@ def test_a_turn_that_only_commits_folds_into_the_unit_it_finished(
     assert len(rows) == 1  # the commit finished the unit: no unit of its own
     ((unit_id, number, title, facts),) = rows
     assert number == 1
-    assert title.startswith("The float sum makes round() give 1.72")
-    assert "Committed: Round totals half-up" in facts  # the commit is its evidence now
+    assert str(title).startswith("The float sum makes round() give 1.72")
+    assert "Committed: Round totals half-up" in str(facts)  # the commit is its evidence now
     links = db_rows(data_dir, "SELECT DISTINCT observation_id FROM tool_uses")
     assert links == [(unit_id,)]

@@ -1,16 +1,21 @@
 """Hybrid search: full-text BM25 and vector similarity fused by reciprocal rank, plus timelines.
 
 Ranking. Each kind (observation, summary, prompt) yields up to `CANDIDATES` ids from FTS5
-(BM25, every token required, searched literally) and, when vectors are available, up to
+(BM25 over the query's terms, `store.fulltext`) and, when vectors are available, up to
 `CANDIDATES` from the vector index (cosine similarity ≥ `MIN_SIMILARITY`). Each source ranks
 its candidates across kinds (BM25 values of the three tables are treated as comparable;
 cosines are), equal values sharing a rank. A record's score is
 
-    kind_weight × Σ_source source_weight / (RRF_K + rank_in_source)      (rank from 1)
+    kind_weight × Σ_source source_weight × (value / best value) / (RRF_K + rank_in_source)
 
-with RRF_K = 60, both source weights 1.0 (a record both lists agree on beats one either list
-ranks first alone: an exact identifier wins through full text, a paraphrase through vectors)
-and prompts weighted 0.8 (a question is a weaker answer than a finding). An observation a
+with RRF_K = 60 and ranks from 1. The value ratio keeps a source's weak tail weak: a record
+that matched one common word of a long question is not worth nearly what its best match is.
+Both source weights are 1.0 (a record both lists agree on beats one either list ranks first
+alone: an exact identifier wins through full text, a paraphrase through vectors), except
+that a query in plain prose, naming no quoted phrase, path or identifier, weighs full text
+`PROSE_FULLTEXT_WEIGHT` when vectors answer too: its matches are any-word matches, and
+meaning is what vectors measure (bench/memory_quality.py). Prompts weigh 0.8 (a question is
+a weaker answer than a finding). An observation a
 newer one superseded (`store.supersede`) scores `SUPERSEDED_WEIGHT` of that: still found,
 and labelled with its successor, but below every current record of comparable relevance
 (its successor above all). Equal scores go to the newer record. Candidates are bounded,
@@ -34,13 +39,14 @@ from typing import Any, Literal, Protocol, cast
 
 from claude_mem import log
 from claude_mem.store import search_queries as sq
-from claude_mem.store.fulltext import clip_query
+from claude_mem.store.fulltext import clip_query, names_exact
 from claude_mem.store.search_queries import KIND_ORDER, KINDS, TITLE_CHARS, Kind, SearchFilters
 from claude_mem.text import shorten
 
 RRF_K = 60
 FULLTEXT_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
+PROSE_FULLTEXT_WEIGHT = 0.3
 KIND_WEIGHT: dict[str, float] = {"observation": 1.0, "summary": 1.0, "prompt": 0.8}
 SUPERSEDED_WEIGHT = 0.5  # halved: below the current records within about RRF_K ranks of it
 CANDIDATES = 200  # per kind and per source; bounds work on very frequent terms
@@ -178,8 +184,8 @@ class HybridSearcher:
         vector_used = len(sources) > 1
         scores: dict[tuple[Kind, int], float] = {}
         for weight, ranked_keys in sources:
-            for key, rank in ranked_keys:
-                share = KIND_WEIGHT[key[0]] * weight / (RRF_K + rank)
+            for key, rank, ratio in ranked_keys:
+                share = KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
                 scores[key] = scores.get(key, 0.0) + share
         observations = [record_id for kind, record_id in scores if kind == "observation"]
         for record_id in sq.superseded(self.conn, observations):
@@ -246,7 +252,7 @@ class HybridSearcher:
 
     def _sources(
         self, kinds: Sequence[Kind], query: str, filters: SearchFilters
-    ) -> list[tuple[float, list[tuple[tuple[Kind, int], int]]]]:
+    ) -> list[tuple[float, list[tuple[tuple[Kind, int], int, float]]]]:
         """(weight, ranked keys) per source. With vectors, the full-text half runs in a pool
         thread, on that thread's own connection, while this one embeds the query, applies the
         filters and scans the index (SQLite, numpy and ONNX release the GIL), so a search
@@ -259,14 +265,15 @@ class HybridSearcher:
             vectors = self._vectors(kinds, vector, filters) if vector is not None else None
         finally:
             fulltext = pending.result()
-        sources = [(FULLTEXT_WEIGHT, fulltext)]
-        if vectors is not None:
-            sources.append((VECTOR_WEIGHT, vectors))
-        return sources
+        if vectors is None:
+            return [(FULLTEXT_WEIGHT, fulltext)]
+        prose = not names_exact(query)
+        return [(PROSE_FULLTEXT_WEIGHT if prose else FULLTEXT_WEIGHT, fulltext),
+                (VECTOR_WEIGHT, vectors)]  # fmt: skip
 
     def _fulltext(
         self, kinds: Sequence[Kind], query: str, filters: SearchFilters
-    ) -> list[tuple[tuple[Kind, int], int]]:
+    ) -> list[tuple[tuple[Kind, int], int, float]]:
         found = [
             ((kind, record_id), relevance)
             for kind in kinds
@@ -278,7 +285,7 @@ class HybridSearcher:
 
     def _vectors(
         self, kinds: Sequence[Kind], vector: Any, filters: SearchFilters
-    ) -> list[tuple[tuple[Kind, int], int]]:
+    ) -> list[tuple[tuple[Kind, int], int, float]]:
         found: list[tuple[tuple[Kind, int], float]] = []
         for kind in kinds:
             similar = dict(self._vector_hits(kind, vector, filters))
@@ -351,17 +358,20 @@ def _pool() -> ThreadPoolExecutor:
         return _POOL
 
 
-def _ranks(found: Sequence[tuple[tuple[Kind, int], float]]) -> list[tuple[tuple[Kind, int], int]]:
-    """Keys ranked across kinds by score, best first; equal scores share a rank (1, 2, 2, 4),
-    so recency decides between them."""
+def _ranks(
+    found: Sequence[tuple[tuple[Kind, int], float]],
+) -> list[tuple[tuple[Kind, int], int, float]]:
+    """Keys ranked across kinds by score, best first, each with its score's share of the
+    best; equal scores share a rank (1, 2, 2, 4), so recency decides between them."""
     ordered = sorted(found, key=lambda item: -item[1])
-    ranked: list[tuple[tuple[Kind, int], int]] = []
+    best = ordered[0][1] if ordered else 0.0
+    ranked: list[tuple[tuple[Kind, int], int, float]] = []
     previous: float | None = None
     rank = 0
     for position, (key, score) in enumerate(ordered, start=1):
         if previous is None or not math.isclose(score, previous, rel_tol=1e-9, abs_tol=1e-12):
             rank, previous = position, score
-        ranked.append((key, rank))
+        ranked.append((key, rank, score / best if best > 0 else 1.0))
     return ranked
 
 

@@ -93,6 +93,12 @@ def _parts(text: str) -> tuple[list[str], list[str], list[str]]:
     return phrases, list(exact.values()), list(words.values())
 
 
+def names_exact(query: str) -> bool:
+    """Whether `query` names something exactly: a quoted phrase, a path or an identifier."""
+    phrases, exact, _ = _parts(safe_text(clip_query(query)).replace("\x00", " "))
+    return bool(phrases or exact)
+
+
 def match_expressions(query: str) -> tuple[str, ...]:
     """The FTS5 MATCH strings whose matches `query` ranks, all with the same phrases (so BM25
     scores agree): rows with any of its terms, then, with several terms, rows with all of them

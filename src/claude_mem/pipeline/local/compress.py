@@ -42,6 +42,8 @@ def compress_events(events: Sequence[ToolEvent], ctx: SessionContext) -> list[Ob
     """The observations for a batch of one session's tool events, in event order: one per
     unit of work when the batch is a prompt turn (`ctx.turn`), else one per event."""
     if ctx.turn is not None:
-        rule = decision(ctx.turn, ctx)  # a rule the user stated and the agent took
-        return [*turn_drafts(list(events), ctx, ctx.turn), *([rule] if rule else [])]
+        units = turn_drafts(list(events), ctx, ctx.turn)
+        worked = any(unit.type != "discovery" for unit in units)
+        rule = decision(ctx.turn, ctx, worked=worked)  # a rule the user stated, the agent took
+        return [*units, *([rule] if rule else [])]
     return [_draft(group) for group in merge_groups(event_notes(events, ctx))]

@@ -86,11 +86,12 @@ _IDENTIFIER = re.compile(
 _NOT_PATHS = frozenset({"e.g", "i.e", "etc.", "vs."})
 
 
-def decision(turn: Turn, ctx: SessionContext) -> ObservationDraft | None:
+def decision(turn: Turn, ctx: SessionContext, *, worked: bool = False) -> ObservationDraft | None:
     """The turn's rule as a `decision` draft, or None when the user stated no rule or the
-    agent pushed back on it."""
+    agent pushed back on it. `worked`: the turn changed something (edits, commits)."""
     prompt = turn.prompt[:SCAN_CHARS].strip()
-    reports = bool(_WORK_REQUEST.search(prompt))
+    # A turn that changed things worked on a request; a rule in it is said as one.
+    reports = worked or bool(_WORK_REQUEST.search(prompt))
     rules = [rule for sentence in _sentences(prompt) if (rule := _rule(sentence, reports))]
     if not rules or _PUSHBACK.match(turn.reply[:SCAN_CHARS]):
         return None
