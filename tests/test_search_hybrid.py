@@ -450,7 +450,7 @@ def test_superseded_rows_rank_below_current_ones_and_name_their_successor(
     db = Database()
     s1, s2 = session(db, "s-1"), session(db, "s-2")
     # The stale rule matches the query best by full text (it says "retry" twice).
-    old = _decided(db, s1, "Timeouts: retry twice, never more", T0,
+    old = _decided(db, s1, "Timeouts: retry twice, retry never more", T0,
                    "retry the request twice on a timeout, then retry nothing")  # fmt: skip
     other = _decided(db, s1, "Retry the upload when the server answers 503", T0 + 1)
     new = _decided(db, s2, "Timeouts: retry three times", T0 + 2)
@@ -466,7 +466,7 @@ def test_superseded_rows_rank_below_current_ones_and_name_their_successor(
     stale = next(h for h in result.hits if h.id == old)
     assert stale.superseded_by == new
     assert all(h.superseded_by is None for h in result.hits if h.id != old)
-    assert f"Timeouts: retry twice, never more (superseded by #{new})" in index_text(
+    assert f"Timeouts: retry twice, retry never more (superseded by #{new})" in index_text(
         "retry", result
     )
     # Listing without a query keeps time order and the label.

@@ -295,8 +295,17 @@ CREATE INDEX idx_observations_superseded ON observations (superseded_by)
 """
 
 # Full text matches a word's other forms ("times" finds "time", "retried" finds "retry"): the
-# FTS tables are made again with the Porter stemmer over the same tokenizer, and rebuilt.
+# FTS tables are made again with the Porter stemmer over the same tokenizer, and rebuilt. And
+# BM25 weighs a record's columns by what they say: its title (a summary's request) says what
+# it is about, twice as much as its text, and so do its file lists (a path names what it
+# touched as exactly); facts and concepts are evidence, worth half. bench/memory_quality.py
+# measures it.
 _STEMMED = _FTS_TEMPLATE.replace("tokenize = 'unicode61", "tokenize = 'porter unicode61")
+FTS_WEIGHTS: dict[str, tuple[float, ...]] = {
+    "observations": (2.0, 1.0, 1.0, 0.5, 0.5, 2.0, 2.0),
+    "session_summaries": (2.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+    "user_prompts": (1.0,),
+}
 FULLTEXT_STEMMED = "".join(
     f"""DROP TRIGGER {table}_ai;
 DROP TRIGGER {table}_ad;
@@ -304,5 +313,8 @@ DROP TRIGGER {table}_au;
 DROP TABLE {table}_fts;
 """
     + _fts(table, columns, _STEMMED)
+    + f"""INSERT INTO {table}_fts ({table}_fts, rank)
+    VALUES ('rank', 'bm25({", ".join(map(str, FTS_WEIGHTS[table]))})');
+"""
     for table, columns in FTS_COLUMNS.items()
 )
