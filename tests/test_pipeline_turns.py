@@ -95,6 +95,15 @@ def worker(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningW
         yield running
 
 
+@pytest.fixture
+def recorder(worker: RunningWorker, scripted: dict[str, object]) -> Recorder:
+    """The Recorder, registered and chosen as the only provider."""
+    made = Recorder()
+    use(scripted, made)  # type: ignore[arg-type]  # test double
+    configure(worker, provider="recorder", fallback_providers="recorder", turn_idle_s=3600)
+    return made
+
+
 def post_prompt(worker: RunningWorker, transcript: Transcript, text: str) -> None:
     transcript.prompt(text)
     worker.client.post("/api/sessions/init", json={
@@ -124,11 +133,8 @@ def db_rows(data_dir: Path, sql: str) -> list[tuple[object, ...]]:
 
 
 def test_a_turn_waits_for_its_stop_then_is_compressed_whole_with_the_agents_words(
-    worker: RunningWorker, scripted: dict[str, object], data_dir: Path, tmp_path: Path
+    worker: RunningWorker, recorder: Recorder, data_dir: Path, tmp_path: Path
 ) -> None:
-    recorder = Recorder()
-    use(scripted, recorder)  # type: ignore[arg-type]  # test double
-    configure(worker, provider="recorder", fallback_providers="recorder", turn_idle_s=3600)
     transcript = Transcript(tmp_path / "t.jsonl")
     post_prompt(worker, transcript, "why is the total off by a cent?")
     post_tool(worker, transcript, "The float sum makes round() give 1.72.", "toolu_1")
@@ -152,18 +158,15 @@ def test_a_turn_waits_for_its_stop_then_is_compressed_whole_with_the_agents_word
     ]
     assert turn.reply == "Fixed: totals use Decimal now."
     assert recorder.summarized == [turn]  # the summary sees the same turn
-    [(offset, _size)] = db_rows(data_dir, "SELECT transcript_offset, 0 FROM sessions")
+    [(offset,)] = db_rows(data_dir, "SELECT transcript_offset FROM sessions")
     assert offset == transcript.path.stat().st_size
     linked = db_rows(data_dir, "SELECT count(*) FROM tool_uses WHERE observation_id IS NOT NULL")
     assert linked == [(2,)]
 
 
 def test_the_next_turn_reads_on_from_the_offset_and_a_chat_turn_is_compressed_too(
-    worker: RunningWorker, scripted: dict[str, object], data_dir: Path, tmp_path: Path
+    worker: RunningWorker, recorder: Recorder, data_dir: Path, tmp_path: Path
 ) -> None:
-    recorder = Recorder()
-    use(scripted, recorder)  # type: ignore[arg-type]  # test double
-    configure(worker, provider="recorder", fallback_providers="recorder", turn_idle_s=3600)
     transcript = Transcript(tmp_path / "t.jsonl")
     post_prompt(worker, transcript, "fix the export")
     post_tool(worker, transcript, "Editing the exporter.", "toolu_1")
@@ -185,11 +188,8 @@ def test_the_next_turn_reads_on_from_the_offset_and_a_chat_turn_is_compressed_to
 
 
 def test_an_idle_turn_is_compressed_without_its_stop(
-    worker: RunningWorker, scripted: dict[str, object], tmp_path: Path
+    worker: RunningWorker, recorder: Recorder, tmp_path: Path
 ) -> None:
-    recorder = Recorder()
-    use(scripted, recorder)  # type: ignore[arg-type]  # test double
-    configure(worker, provider="recorder", fallback_providers="recorder", turn_idle_s=3600)
     transcript = Transcript(tmp_path / "t.jsonl")
     post_prompt(worker, transcript, "look at the parser")
     post_tool(worker, transcript, "Reading the parser.", "toolu_1")
@@ -203,11 +203,8 @@ def test_an_idle_turn_is_compressed_without_its_stop(
 
 
 def test_a_later_prompt_ends_the_turn_before_it(
-    worker: RunningWorker, scripted: dict[str, object], tmp_path: Path
+    worker: RunningWorker, recorder: Recorder, tmp_path: Path
 ) -> None:
-    recorder = Recorder()
-    use(scripted, recorder)  # type: ignore[arg-type]  # test double
-    configure(worker, provider="recorder", fallback_providers="recorder", turn_idle_s=3600)
     transcript = Transcript(tmp_path / "t.jsonl")
     post_prompt(worker, transcript, "look at the parser")
     post_tool(worker, transcript, "Reading the parser.", "toolu_1")

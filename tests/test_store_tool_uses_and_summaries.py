@@ -96,7 +96,7 @@ def test_summaries_insert_list_and_search(data_dir: Path) -> None:
             db.read()
             .execute(
                 "SELECT rowid FROM session_summaries_fts"
-                " WHERE session_summaries_fts MATCH 'seconds'"
+                " WHERE session_summaries_fts MATCH 'comparing'"  # stemmed: finds 'compare'
             )
             .fetchall()
         )

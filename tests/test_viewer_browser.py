@@ -162,7 +162,7 @@ def card(page: Page, kind: str, record_id: int) -> Any:
 
 
 def post_tool_use(viewer: Viewer, session: str, n: int) -> None:
-    """A prompt, then a Bash PostToolUse through the hook command, as Claude Code sends them."""
+    """One turn through the hook command, as Claude Code sends it (`tool_use_round`)."""
     tool_use_round(viewer.worker.env, viewer.project_dir, session, n)
 
 

@@ -316,7 +316,7 @@ def test_context_inject_text(worker: RunningWorker) -> None:
             conn, Observation(session_id=sid, project="proj", type="bugfix", title="Fixed X")
         )
     text = worker.client.get("/api/context/inject", params={"project": "proj"}).text
-    assert "● Fixed X" in text
+    assert "● **Fixed X**" in text  # the newest findings lead, in full
 
 
 def test_503_until_store_is_open(data_dir: Path) -> None:

@@ -148,7 +148,8 @@ def captured(project_dir: Path, session: str) -> dict[str, dict[str, Any]]:
 
 
 def tool_use_round(env: dict[str, str], project_dir: Path, session: str, n: int) -> None:
-    """A prompt, then a Bash PostToolUse through the hook command, as Claude Code sends them."""
+    """A prompt, a Bash PostToolUse, then the Stop that ends the turn (memory is made of
+    whole turns), through the hook command, as Claude Code sends them."""
     payloads = captured(project_dir, session)
     prompt = {**payloads["UserPromptSubmit"], "prompt": f"List the files, round {n}"}
     run_hook(env, project_dir, "UserPromptSubmit", prompt)
@@ -156,3 +157,5 @@ def tool_use_round(env: dict[str, str], project_dir: Path, session: str, n: int)
     tool = {**tool, "tool_use_id": f"toolu_viewer_{session}_{n}",
             "tool_input": {**tool["tool_input"], "command": f"ls -la src{n}"}}  # fmt: skip
     run_hook(env, project_dir, "PostToolUse", tool)
+    stop = {**payloads["Stop"], "last_assistant_message": f"Listed src{n}: it holds the code."}
+    run_hook(env, project_dir, "Stop", stop)

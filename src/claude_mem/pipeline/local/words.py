@@ -87,7 +87,10 @@ def weight(sentence: str) -> int:
         return 4
     if CHANGE_WORDS.search(sentence) or RULE_WORDS.search(sentence):
         return 3
-    return 1 if _STATUS.search(sentence) else FINDING
+    # Status ("done", "tests pass") is status only when little else is said: "Done: the
+    # notes describe the ledger" states a finding.
+    said_besides = len(_STATUS.sub(" ", sentence).split())
+    return 1 if _STATUS.search(sentence) and said_besides < MIN_WORDS + 2 else FINDING
 
 
 def best_sentence(candidates: Iterable[str]) -> str:
