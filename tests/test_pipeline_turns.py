@@ -388,3 +388,33 @@ def test_a_turn_that_only_commits_folds_into_the_unit_it_finished(
     assert "Committed: Round totals half-up" in str(facts)  # the commit is its evidence now
     links = db_rows(data_dir, "SELECT DISTINCT observation_id FROM tool_uses")
     assert links == [(unit_id,)]
+
+
+def test_a_plain_description_of_what_a_function_does_finds_the_unit_that_changed_it(
+    worker: RunningWorker, tmp_path: Path
+) -> None:
+    """Code-aware memory: the symbols an edit touches keep their signature and docstring, and
+    full text finds the unit by the docstring's words though no one said them."""
+    transcript = Transcript(tmp_path / "t.jsonl")
+    post_prompt(worker, transcript, "make the totals exact")
+    transcript.says("Switching to Decimal.", "t1")
+    code = (
+        "def invoice_total(lines: list[Line]) -> Decimal:\n"
+        '    """Add up every line amount without float drift, then round half-up to cents."""\n'
+        "    return sum((line.amount for line in lines), Decimal(0)).quantize(CENT)\n"
+    )
+    worker.client.post("/api/sessions/observations", json={
+        "host_session_id": HOST, "cwd": CWD, "tool_name": "Edit", "tool_use_id": "t1",
+        "tool_input": {"file_path": f"{CWD}/src/totals.py", "old_string": "return 0",
+                       "new_string": code},
+        "tool_response": {"filePath": f"{CWD}/src/totals.py"},
+        "transcript_path": str(transcript.path)}).raise_for_status()  # fmt: skip
+    post_stop(worker, transcript, "Done, totals use Decimal.")
+    wait_drained(worker)
+    (unit,) = worker.client.get("/api/observations").json()["items"]
+    signature = "totals.invoice_total(lines: list[Line]) -> Decimal — Add up every line amount"
+    assert any(fact.startswith(signature) for fact in unit["facts"]), unit["facts"]
+    found = worker.client.get(
+        "/api/search", params={"query": "which function adds up line amounts without drift"}
+    ).json()["hits"]
+    assert [hit["id"] for hit in found if hit["kind"] == "observation"][:1] == [unit["id"]]
