@@ -92,11 +92,14 @@ def resume(host_session_id: str | None = None) -> bool:
     return True
 
 
-def capture_blocked(mode: str, host_session_id: str | None) -> str | None:
-    """Why an event must not be captured (`recall_only`, `paused`), or None."""
+def capture_blocked(
+    mode: str, host_session_id: str | None, *, held: bool | None = None
+) -> str | None:
+    """Why an event must not be captured (`recall_only`, `paused`), or None. `held`: whether
+    the session is paused, when the caller read it already (one read of the file per hook)."""
     if mode == "recall-only":
         return "recall_only"
-    return "paused" if paused(host_session_id) else None
+    return "paused" if (paused(host_session_id) if held is None else held) else None
 
 
 def paused(host_session_id: str | None) -> bool:

@@ -11,24 +11,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from claude_mem.text import FUNCTION_WORDS
+
 SUBJECT_PREFIX = "subject:"
 
 _WORD = re.compile(r"[a-z][a-z0-9]+")
-# Words that say how a rule is put, not what it is about: an amendment ("three times, not
-# twice") or a revert ("never" after "always") keeps the subject's words and changes these.
-_STOP_TEXT = """a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing don done down during
-    each else even ever every few for from further had has have having he her here hers him
-    his how i if in into is it its itself just let lets like ll me more most much must my
-    need needs never no nor not now of off on once only or other our ours out over own per
-    please rather re same she should so some such than that the their them then there these
-    they this those through to too under until up us very via was we were what when whenever
-    where whether which while who whom why will with would yes yet you your always instead
-    keep kept use using used make sure going forward future henceforth rule rules convention
-    time times one two three four five six seven eight nine ten twice thrice zero first
-    second third least s t d ve m okay ok actually wait nope wrong right fine thanks
-    decide decided decision chose choose chosen go went switch prefer avoid stick"""
-STOP_WORDS = frozenset(_STOP_TEXT.split())
+# Words that say how a rule is put, not what it is about, besides the function words: an
+# amendment ("three times, not twice") or a revert ("never" after "always") keeps the
+# subject's words and changes these.
+_RULE_TEXT = """don else even ever every let lets like ll much must need needs never per please
+    rather re via whenever whether yes yet always instead keep kept use using used make sure going
+    forward future henceforth rule rules convention time times one two three four five six
+    seven eight nine ten twice thrice zero first second third least s t d ve m okay ok actually
+    wait nope wrong right fine thanks decide decided decision chose choose chosen go went
+    switch prefer avoid stick"""
+STOP_WORDS = FUNCTION_WORDS | frozenset(_RULE_TEXT.split())
 _SUFFIXES = (("ies", "i"), ("ied", "i"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
 

@@ -10,6 +10,18 @@ ELLIPSIS = "…"
 # A cut backs up to the last space only this far (as a share of the limit): a single long
 # token (a path, a URL) is cut inside rather than leaving almost nothing.
 MIN_KEPT = 0.5
+# English function words: they say how something is put, never what it is about (full text
+# does not rank by them; subject matching leaves them out).
+_FUNCTION_TEXT = """a about above after again against all also am an and any are as at be because
+    been
+    before being below between both but by can could did do does doing done down during each
+    etc few for from further get got had has have having he her here hers herself him
+    himself his how i if in into is it its itself just me more most my myself no nor not
+    now of off on once only or other our ours out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too
+    under until up us very was we were what when where which while who whom why will with
+    would you your yours yourself"""
+FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
 # Words of three letters or more that name no subject (a question matched to records).
 STOPWORDS = frozenset(
     ("the", "and", "for", "with", "that", "this", "what", "when", "where", "which", "who",

@@ -127,13 +127,14 @@ def prompt(event: HookEvent, ctx: Context) -> HookResult:
     text = privacy.clean_text(raw, redact=ctx.redact)
     if not text and raw.strip():
         text = PRIVATE_PROMPT
-    if not control.capture_blocked(ctx.mode, event.session_id):
+    held = control.paused(event.session_id)
+    if not control.capture_blocked(ctx.mode, event.session_id, held=held):
         body = {**_session(event), "cwd": event.cwd, "prompt": text,
                 "transcript_path": event.transcript_path}  # fmt: skip
         ctx.worker.call("POST", "/api/sessions/init", body)
     if text == PRIVATE_PROMPT or not ctx.settings.get_bool("CLAUDE_MEM_SEMANTIC_INJECT"):
         return HookResult()
-    if not control.injection_allowed(ctx.mode) or control.paused(event.session_id):
+    if not control.injection_allowed(ctx.mode) or held:
         return HookResult()
     return HookResult(_related_work(text, event, ctx))
 

@@ -41,7 +41,7 @@ from claude_mem.store import queue as queue_store
 from claude_mem.store.observations import insert_observation
 from claude_mem.store.queue import QueueItem
 from claude_mem.store.rows import of_session
-from claude_mem.store.sessions import advance_transcript, get_session
+from claude_mem.store.sessions import advance_transcript, get_session, turn_ended
 from claude_mem.store.summaries import insert_summary
 from claude_mem.store.supersede import continue_unit, settle
 from claude_mem.store.tool_uses import get_tool_uses, link_observation, recent_for_session
@@ -219,7 +219,10 @@ class Pipeline:
         """The turn's fresh tool events, its prompt, and its slice of the host's transcript
         (read from the stored offset, bounded)."""
         conn = self.db.read()
-        ctx = _context(conn, session_id)
+        session = get_session(conn, session_id) or {}
+        prompts = [row for row in of_session(conn, "user_prompts", session_id)
+                   if not row["is_private"]]  # fmt: skip
+        ctx = _context(session_id, session, prompts)
         rows = get_tool_uses(conn, [int(i.payload.get("tool_use_row_id", 0)) for i in work.events])
         fresh = [row for row in rows if row["observation_id"] is None]  # replays skip
         events = [_event(row) for row in fresh]
@@ -227,12 +230,9 @@ class Pipeline:
         number = work.prompt_number
         if number is None:  # rows from before turns were tracked: a batch, no turn
             return loaded
-        session = get_session(conn, session_id) or {}
-        prompt = next((row["text"] for row in of_session(conn, "user_prompts", session_id)
-                       if row["prompt_number"] == number and not row["is_private"]),
-                      "")  # fmt: skip
+        prompt = next((row["text"] for row in prompts if row["prompt_number"] == number), "")
         reply = str(work.summary.payload.get("last_assistant_message", "")) if work.summary else ""
-        closed = work.summary is not None or _turn_ended(session, number)
+        closed = work.summary is not None or turn_ended(conn, session_id, number)
         entries: tuple[Any, ...] = ()
         path = session.get("transcript_path")
         # A turn whose words were read already (its summary redone, say) reads none again.
@@ -337,7 +337,7 @@ class Pipeline:
         self, session_id: int, item: QueueItem
     ) -> tuple[SessionContext, SummaryInput]:
         conn = self.db.read()
-        ctx = _context(conn, session_id)
+        ctx = _read_context(conn, session_id)
         events = [_event(row) for row in get_tool_uses(conn, recent_for_session(conn, session_id))]
         rows = of_session(conn, "observations", session_id)
         stored = tuple(
@@ -537,26 +537,22 @@ def _works(items: list[QueueItem]) -> list[Work]:
     return works
 
 
-def _turn_ended(session: dict[str, Any], number: int) -> bool:
-    """Whether the turn of prompt `number` is over: its Stop, a later prompt, the session's end."""
-    return (
-        int(session.get("closed_turn") or 0) >= number
-        or int(session.get("prompt_count") or 0) > number
-        or session.get("status", "active") != "active"
-    )
-
-
-def _context(conn: Any, session_id: int) -> SessionContext:
+def _read_context(conn: Any, session_id: int) -> SessionContext:
     session = get_session(conn, session_id) or {}
-    prompts = tuple(
-        row["text"] for row in of_session(conn, "user_prompts", session_id) if not row["is_private"]
-    )
+    prompts = [row for row in of_session(conn, "user_prompts", session_id) if not row["is_private"]]
+    return _context(session_id, session, prompts)
+
+
+def _context(
+    session_id: int, session: dict[str, Any], prompts: list[dict[str, Any]]
+) -> SessionContext:
+    """What a provider knows of the session, from its row and its non-private prompts."""
     return SessionContext(
         session_id=session_id,
         project=str(session.get("project", "unknown-project")),
         platform=str(session.get("platform", "")),
         cwd=session.get("cwd"),
-        prompts=prompts,
+        prompts=tuple(row["text"] for row in prompts),
     )
 
 

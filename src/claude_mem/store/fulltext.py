@@ -20,6 +20,7 @@ import sqlite3
 from typing import Any
 
 from claude_mem.store.rows import row_dicts, safe_text
+from claude_mem.text import FUNCTION_WORDS
 
 MAX_TOKENS = 32
 # The one limit on a query's length, everywhere (worker, CLI, MCP, viewer): the embedding
@@ -29,17 +30,8 @@ MAX_TOKENS = 32
 QUERY_CHARS = 2000
 _HEAD_CHARS = 1200
 _JOIN = " … "
-# Words too common to tell records apart (English function words): they never rank, though
-# a quoted phrase keeps them.
-_STOP_TEXT = """a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing done down during each
-    etc few for from further get got had has have having he her here hers herself him
-    himself his how i if in into is it its itself just me more most my myself no nor not
-    now of off on once only or other our ours out over own same she should so some such than
-    that the their theirs them themselves then there these they this those through to too
-    under until up us very was we were what when where which while who whom why will with
-    would you your yours yourself"""
-STOP_WORDS = frozenset(_STOP_TEXT.split())
+# Words too common to tell records apart: they never rank, though a quoted phrase keeps them.
+STOP_WORDS = FUNCTION_WORDS
 _QUOTED = re.compile(r'"([^"]*)"')
 _WORD = re.compile(r"[^\W_]+")
 # A path or identifier: separators inside a name (`a/b`, `a.b`, `a::b`, `a_b`) or a call.

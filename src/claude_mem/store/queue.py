@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from claude_mem.store.rows import clean, dump_json, now_ms
+from claude_mem.store.sessions import turn_over
 
 KINDS = ("observation", "summary")
 MAX_ERROR_CHARS = 500
@@ -63,14 +64,12 @@ def enqueue(
 # prompt turn to end, so a turn is compressed as a whole: the agent's Stop closed it, a later
 # prompt began, the session ended, or the session has been idle for `idle_ms`. Rows queued
 # before turns were tracked carry no prompt number and are ready at once.
-_READY = """status = 'pending' AND available_at <= :now AND (
+_READY = f"""status = 'pending' AND available_at <= :now AND (
     kind != 'observation'
     OR json_extract(payload, '$.prompt_number') IS NULL
     OR EXISTS (SELECT 1 FROM sessions AS s WHERE s.id = queue.session_id AND (
-        s.status != 'active'
-        OR s.updated_at <= :now - :idle_ms
-        OR s.closed_turn >= json_extract(queue.payload, '$.prompt_number')
-        OR s.prompt_count > json_extract(queue.payload, '$.prompt_number'))))"""
+        s.updated_at <= :now - :idle_ms
+        OR {turn_over("json_extract(queue.payload, '$.prompt_number')")})))"""
 
 
 def claim(

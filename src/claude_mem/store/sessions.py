@@ -35,40 +35,57 @@ def ensure_session(
     host_session_id: str,
     project: str,
     cwd: str | None = None,
+    transcript_path: str | None = None,
     redact: bool = True,
     now: int | None = None,
 ) -> int:
     """The id of the session for (platform, host id), created on first sight (idempotent).
 
-    A later call may fill in a project the first one didn't know, but never renames one.
+    A later call may fill in a project the first one didn't know, but never renames one. It
+    remembers where the host keeps the transcript; a new path (a host that started a new
+    file) is read from its start.
     """
     now = now or now_ms()
     session = Session(platform=platform, host_session_id=host_session_id, project=project,
-                      cwd=cwd, started_at=now, updated_at=now)  # fmt: skip
+                      cwd=cwd, transcript_path=transcript_path or None, started_at=now,
+                      updated_at=now)  # fmt: skip
     new_id = insert(
         conn,
         cleaned(session, redact),
-        """ON CONFLICT (platform, host_session_id) DO UPDATE SET
+        f"""ON CONFLICT (platform, host_session_id) DO UPDATE SET
             updated_at = excluded.updated_at,
             project = CASE WHEN sessions.project IN (?, ?) THEN excluded.project
                            ELSE sessions.project END,
-            cwd = COALESCE(sessions.cwd, excluded.cwd)""",
+            cwd = COALESCE(sessions.cwd, excluded.cwd),
+            transcript_path = COALESCE(excluded.transcript_path, sessions.transcript_path),
+            transcript_offset = CASE WHEN {_NEW_PATH} THEN 0 ELSE sessions.transcript_offset END,
+            transcript_turn = CASE WHEN {_NEW_PATH} THEN 0 ELSE sessions.transcript_turn END""",
         PLACEHOLDER_PROJECTS,
     )
     assert new_id is not None  # DO UPDATE returns the existing row's id
     return new_id
 
 
-def note_transcript(conn: sqlite3.Connection, session_id: int, path: str | None) -> None:
-    """Remember where the host keeps the session's transcript; a new path (a host that
-    started a new file) is read from its start."""
-    if not path:
-        return
-    conn.execute(
-        """UPDATE sessions SET transcript_path = ?, transcript_offset = 0, transcript_turn = 0
-           WHERE id = ? AND transcript_path IS NOT ?""",
-        (path, session_id, path),
-    )
+_NEW_PATH = (
+    "excluded.transcript_path IS NOT NULL"
+    " AND excluded.transcript_path IS NOT sessions.transcript_path"
+)
+
+
+def turn_over(number: str) -> str:
+    """SQL: whether the prompt turn `number` (an SQL expression) of session `s` is over: its
+    Stop came, a later prompt began, or the session ended. The queue's ready rule and
+    `turn_ended` share it."""
+    return f"(s.status != 'active' OR s.closed_turn >= {number} OR s.prompt_count > {number})"
+
+
+def turn_ended(conn: sqlite3.Connection, session_id: int, prompt_number: int) -> bool:
+    """Whether the session's turn of `prompt_number` is over (`turn_over`)."""
+    row = conn.execute(
+        f"SELECT {turn_over(':number')} FROM sessions AS s WHERE s.id = :id",
+        {"number": prompt_number, "id": session_id},
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def close_turn(conn: sqlite3.Connection, session_id: int, prompt_number: int) -> None:

@@ -30,7 +30,6 @@ from claude_mem.store.sessions import (
     ensure_session,
     find_session,
     get_session,
-    note_transcript,
     prompt_is_private,
 )
 from claude_mem.store.summaries import summarized
@@ -176,10 +175,10 @@ class Ingest:
                 host_session_id=event.host_session_id,
                 project=project.name,
                 cwd=event.cwd,
+                transcript_path=event.transcript_path,
                 redact=self._redact,
                 now=now,
             )
-            note_transcript(conn, sid, event.transcript_path)
             result = add_prompt(conn, sid, _prompt_text(event), redact=self._redact, now=now,
                                 duplicate_within_ms=DUPLICATE_PROMPT_WINDOW_MS)  # fmt: skip
         unstored = IngestResult(
@@ -313,9 +312,9 @@ def _current_turn(
         host_session_id=event.host_session_id,
         project=project,
         cwd=event.cwd,
+        transcript_path=event.transcript_path,
         redact=redact,
     )
-    note_transcript(conn, sid, event.transcript_path)
     session = get_session(conn, sid)
     number = int(session["prompt_count"]) if session else 0
     return sid, number, bool(number) and prompt_is_private(conn, sid, number)
