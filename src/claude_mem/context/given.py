@@ -48,9 +48,9 @@ def record(
     key = _key(platform, host_session_id)
     with _LOCK:
         state = _load()
-        earlier = [] if start else state.pop(key, [])
-        state.pop(key, None)
-        state[key] = list(dict.fromkeys([*earlier, *labels]))[-MAX_IDS:]  # last: newest
+        earlier = state.pop(key, [])  # popped either way: the session becomes the newest
+        kept = [] if start else earlier
+        state[key] = list(dict.fromkeys([*kept, *labels]))[-MAX_IDS:]
         for old in list(state)[: max(0, len(state) - MAX_SESSIONS)]:
             del state[old]
         paths.write_private_file(paths.state_dir() / GIVEN, json.dumps(state) + "\n")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from claude_mem.pipeline.local.text import FACT_CHARS, MAX_FACTS, clip, dedup
+from claude_mem.pipeline.local.words import sentences
 from claude_mem.pipeline.providers.base import ObservationDraft, SessionContext, Turn
 from claude_mem.subjects import SUBJECT_PREFIX, content_words
 from claude_mem.text import shorten
@@ -77,7 +78,6 @@ _PUSHBACK = re.compile(
     r"|that (?:would|will) break|i'?d (?:advise|recommend) against)",
     _FLAGS,
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.[a-z][a-z0-9]{0,5}\b")
 _IDENTIFIER = re.compile(
     r"`([^`\s]{2,60})`|\b([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]+"
@@ -92,7 +92,7 @@ def decision(turn: Turn, ctx: SessionContext, *, worked: bool = False) -> Observ
     prompt = turn.prompt[:SCAN_CHARS].strip()
     # A turn that changed things worked on a request; a rule in it is said as one.
     reports = worked or bool(_WORK_REQUEST.search(prompt))
-    rules = [rule for sentence in _sentences(prompt) if (rule := _rule(sentence, reports))]
+    rules = [rule for sentence in sentences(prompt) if (rule := _rule(sentence, reports))]
     if not rules or _PUSHBACK.match(turn.reply[:SCAN_CHARS]):
         return None
     rule = " ".join(rules)
@@ -109,10 +109,6 @@ def decision(turn: Turn, ctx: SessionContext, *, worked: bool = False) -> Observ
         facts=dedup(clip(fact, FACT_CHARS) for fact in facts)[:MAX_FACTS],
         concepts=["decision", *subject_keys(rule, files, symbols)],
     )
-
-
-def _sentences(text: str) -> list[str]:
-    return [part.strip() for part in _SENTENCE.split(text) if part.strip()]
 
 
 def _rule(sentence: str, reports: bool) -> str:
