@@ -111,12 +111,25 @@ def post_prompt(worker: RunningWorker, transcript: Transcript, text: str) -> Non
         "transcript_path": str(transcript.path)}).raise_for_status()  # fmt: skip
 
 
-def post_tool(worker: RunningWorker, transcript: Transcript, words: str, tool_id: str) -> None:
+EDIT = {"file_path": f"{CWD}/src/a.py", "old_string": "a", "new_string": "b"}
+
+
+def post_tool(
+    worker: RunningWorker,
+    transcript: Transcript,
+    words: str,
+    tool_id: str,
+    *,
+    tool: str = "Edit",
+    tool_input: object = EDIT,
+    tool_response: object = None,
+) -> None:
+    """The agent's words and its tool call in the transcript, then the call's PostToolUse."""
     transcript.says(words, tool_id)
     worker.client.post("/api/sessions/observations", json={
-        "host_session_id": HOST, "cwd": CWD, "tool_name": "Edit", "tool_use_id": tool_id,
-        "tool_input": {"file_path": f"{CWD}/src/a.py", "old_string": "a", "new_string": "b"},
-        "tool_response": {"success": True},
+        "host_session_id": HOST, "cwd": CWD, "tool_name": tool, "tool_use_id": tool_id,
+        "tool_input": tool_input,
+        "tool_response": {"success": True} if tool_response is None else tool_response,
         "transcript_path": str(transcript.path)}).raise_for_status()  # fmt: skip
 
 
@@ -370,13 +383,10 @@ def test_a_turn_that_only_commits_folds_into_the_unit_it_finished(
     post_stop(worker, transcript, "Totals are summed in Decimal and rounded half-up now.")
     wait_drained(worker)
     post_prompt(worker, transcript, "commit it")
-    transcript.says("Committing.", "t2")
-    worker.client.post("/api/sessions/observations", json={
-        "host_session_id": HOST, "cwd": CWD, "tool_name": "Bash", "tool_use_id": "t2",
-        "tool_input": {"command": "git commit -am 'Round totals half-up'"},
-        "tool_response": {"stdout": "[main 1a2b3c4] Round totals half-up\n 1 file changed",
-                          "stderr": "", "interrupted": False},
-        "transcript_path": str(transcript.path)}).raise_for_status()  # fmt: skip
+    post_tool(worker, transcript, "Committing.", "t2", tool="Bash",
+              tool_input={"command": "git commit -am 'Round totals half-up'"},
+              tool_response={"stdout": "[main 1a2b3c4] Round totals half-up\n 1 file changed",
+                             "stderr": "", "interrupted": False})  # fmt: skip
     post_stop(worker, transcript, "Committed as 1a2b3c4.")
     wait_drained(worker)
 
@@ -397,18 +407,14 @@ def test_a_plain_description_of_what_a_function_does_finds_the_unit_that_changed
     full text finds the unit by the docstring's words though no one said them."""
     transcript = Transcript(tmp_path / "t.jsonl")
     post_prompt(worker, transcript, "make the totals exact")
-    transcript.says("Switching to Decimal.", "t1")
     code = (
         "def invoice_total(lines: list[Line]) -> Decimal:\n"
         '    """Add up every line amount without float drift, then round half-up to cents."""\n'
         "    return sum((line.amount for line in lines), Decimal(0)).quantize(CENT)\n"
     )
-    worker.client.post("/api/sessions/observations", json={
-        "host_session_id": HOST, "cwd": CWD, "tool_name": "Edit", "tool_use_id": "t1",
-        "tool_input": {"file_path": f"{CWD}/src/totals.py", "old_string": "return 0",
-                       "new_string": code},
-        "tool_response": {"filePath": f"{CWD}/src/totals.py"},
-        "transcript_path": str(transcript.path)}).raise_for_status()  # fmt: skip
+    edit = {"file_path": f"{CWD}/src/totals.py", "old_string": "return 0", "new_string": code}
+    post_tool(worker, transcript, "Switching to Decimal.", "t1", tool_input=edit,
+              tool_response={"filePath": f"{CWD}/src/totals.py"})  # fmt: skip
     post_stop(worker, transcript, "Done, totals use Decimal.")
     wait_drained(worker)
     (unit,) = worker.client.get("/api/observations").json()["items"]
