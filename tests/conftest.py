@@ -25,6 +25,9 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # Most tests post tool events without ending the turn: compress them as they arrive.
     # Tests of whole turns (tests/test_pipeline_turns.py, the end-to-end runs) set it back.
     monkeypatch.setenv("CLAUDE_MEM_TURN_IDLE_S", "0")
+    # Workers started by tests must not read the git history of the folder the suite runs in.
+    # The history tests (tests/test_history_*.py) set it back.
+    monkeypatch.setenv("CLAUDE_MEM_GIT_HISTORY", "false")
     return path
 
 

@@ -378,6 +378,12 @@ _SPECS: tuple[Spec, ...] = (
         choices=("minilm-l6-int8", "none"),
         restart=True,
     ),
+    Spec(
+        "CLAUDE_MEM_GIT_HISTORY",
+        True,
+        "Keep each project's git history in memory: the worker reads new commits in the "
+        "background when a session starts there (`claude-mem import --git` reads it by hand).",
+    ),
     # Knowledge corpora and backups
     Spec(
         "CLAUDE_MEM_CORPUS_MAX_TOKENS",

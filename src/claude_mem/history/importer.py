@@ -84,11 +84,13 @@ def import_history(
     since: str | None = None,
     max_commits: int | None = None,
     deadline: float | None = None,
+    stop: Callable[[], bool] = lambda: False,
     excluded: str = "",
     progress: Callable[[int], None] = lambda n: None,
     on_total: Callable[[int], None] = lambda n: None,
 ) -> HistoryStats:
-    """Read what memory lacks of `path`'s history; `deadline` is a `time.monotonic()` value."""
+    """Read what memory lacks of `path`'s history. Between batches it stops when `deadline` (a
+    `time.monotonic()` value) has passed or `stop()` says so; the rest waits for a later run."""
     started = time.monotonic()
     repo = locate(path, excluded=excluded)
     stats = HistoryStats(source=path, project=repo.project)
@@ -115,7 +117,8 @@ def import_history(
                 _store(conn, batch, session_id, repo.project, stats)
             done += len(batch)
             progress(len(batch))
-            if deadline is not None and time.monotonic() > deadline and done < len(new):
+            late = deadline is not None and time.monotonic() > deadline
+            if (late or stop()) and done < len(new):
                 break
     finally:
         commits.close()

@@ -99,9 +99,12 @@ class Ingest:
         settings: Callable[[], Settings],
         stream: Broadcaster,
         on_queue_change: Callable[[], None] = lambda: None,
+        *,
+        on_session_started: Callable[[ProjectIdentity], None] = lambda project: None,
     ) -> None:
         self.db, self.settings_of, self.stream = db, settings, stream
         self.on_queue_change = on_queue_change
+        self.on_session_started = on_session_started
         self._projects: dict[tuple[str | None, str], tuple[float, ProjectIdentity]] = {}
         self._data_dir = str(paths.data_dir())
 
@@ -192,6 +195,7 @@ class Ingest:
             )
         if existing is None:
             self.stream.publish("session_started", session_id=sid, project=project.name)
+            self.on_session_started(project)
         if result.private:
             return msgspec.structs.replace(unstored, reason="private")
         self.stream.publish(

@@ -23,6 +23,7 @@ from claude_mem.settings import Settings
 from claude_mem.settings import load as load_settings
 from claude_mem.store import Database
 from claude_mem.store import queue as queue_store
+from claude_mem.worker.history_refresh import HistoryRefresh
 from claude_mem.worker.ingest import Ingest
 from claude_mem.worker.stream import Broadcaster
 from claude_mem.worker.token import ensure_token
@@ -50,6 +51,7 @@ class WorkerState:
         self.ingest: Ingest | None = None
         self.pipeline: Pipeline | None = None
         self.embedding: Embedding | None = None
+        self.history: HistoryRefresh | None = None
         self._queue_changed = threading.Event()
         self.error: str | None = None
         # Set by whoever runs the server (worker.main, test harness): asks it to stop gracefully.
@@ -123,7 +125,14 @@ class WorkerState:
                 self.stream,
                 on_stored=self.embedding.notify if self.embedding else lambda: None,
             )
-            self.ingest = Ingest(db, lambda: self.settings, self.stream, self._on_queue_change)
+            self.history = HistoryRefresh(
+                db,
+                lambda: self.settings,
+                on_stored=self.embedding.notify if self.embedding else lambda: None,
+                since_last_event=self.pipeline.since_last_event,
+            )
+            self.ingest = Ingest(db, lambda: self.settings, self.stream, self._on_queue_change,
+                                 on_session_started=self.history.asked)  # fmt: skip
             self.db, self.error = db, None
             log.info("worker", "store ready", path=str(db.path), migrated=db.migrated)
             self._status_task = asyncio.get_running_loop().create_task(self._publish_queue_status())
@@ -173,6 +182,9 @@ class WorkerState:
         if self.pipeline is not None:
             pipeline, self.pipeline = self.pipeline, None
             await pipeline.stop()
+        if self.history is not None:
+            history, self.history = self.history, None
+            await asyncio.to_thread(history.stop)
         if self.embedding is not None:
             embedding, self.embedding = self.embedding, None
             await asyncio.to_thread(embedding.stop)

@@ -81,6 +81,8 @@ def _context(call: Call) -> Context | None:
         identity = _identity(call, query.cwd)
         if identity.excluded:
             return None
+        if call.state.history is not None:
+            call.state.history.asked(identity)  # only queues: the history is read later
         projects = identity.all_projects
     else:
         raise ApiError(400, "give project=NAME (repeatable) or cwd=PATH", "invalid_query")
