@@ -18,11 +18,13 @@ def write(data: object) -> Path:
 
 def test_defaults_without_file(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLAUDE_MEM_TURN_IDLE_S")  # the suite's own (tests/conftest.py)
+    monkeypatch.delenv("CLAUDE_MEM_GIT_HISTORY")
     loaded = settings.load()
     assert loaded.problems == []
     assert loaded["CLAUDE_MEM_PROVIDER"] == "local"
     assert 38700 <= loaded.get_int("CLAUDE_MEM_WORKER_PORT") < 38800
     assert loaded.get_bool("CLAUDE_MEM_REDACT_SECRETS") is True
+    assert loaded.get_bool("CLAUDE_MEM_GIT_HISTORY") is True
     assert "TodoWrite" in loaded.get_list("CLAUDE_MEM_SKIP_TOOLS")
     assert all(source == "default" for source in loaded.sources.values())
 
