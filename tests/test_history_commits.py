@@ -58,18 +58,21 @@ def test_a_body_becomes_the_narrative_without_its_trailers(db: Database, repo: R
     )
     stats = imported(db, repo)
     row = by_sha(db)[sha]
-    assert stats.commits == 1 and stats.complete
+    assert stats.commits == 1
+    assert stats.complete
     assert row["title"] == "Cap the gateway retries"
     assert row["narrative"] == (
         "The payment gateway bans clients that retry more than\nthree times a minute."
     )
-    assert "Signed-off-by" not in row["narrative"] and "Co-authored" not in row["narrative"]
+    assert "Signed-off-by" not in row["narrative"]
+    assert "Co-authored" not in row["narrative"]
     assert row["subtitle"] == "commit " + sha[:7] + " · 2023-11-14 · Ada Lovelace"
     assert row["created_at"] == repo.clock * 1000
     assert f"commit {sha}" in row["facts"]
     assert "added retry.py (+1 -0)" in row["facts"]
     assert row["files_modified"] == ["retry.py"]
-    assert row["source"] == "git" and "history" in row["concepts"]
+    assert row["source"] == "git"
+    assert "history" in row["concepts"]
 
 
 def test_a_subject_only_commit_is_kept_with_an_empty_narrative(db: Database, repo: Repo) -> None:
@@ -150,11 +153,13 @@ def test_merges_without_a_body_are_skipped_and_with_one_kept(db: Database, repo:
     explained = repo.git("rev-parse", "HEAD")
     stats = imported(db, repo)
     rows = by_sha(db)
-    assert rows[plain]["skipped"] == "merge" and rows[plain]["observation_id"] is None
+    assert rows[plain]["skipped"] == "merge"
+    assert rows[plain]["observation_id"] is None
     assert rows[explained]["skipped"] is None
     assert rows[explained]["title"] == "Merge the d work"
     assert "merges 2 lines of history" in rows[explained]["facts"]
-    assert stats.skipped["merge"] == 1 and stats.commits == 5
+    assert stats.skipped["merge"] == 1
+    assert stats.commits == 5
 
 
 def test_a_rename_names_both_paths(db: Database, repo: Repo) -> None:
@@ -172,9 +177,9 @@ def test_a_rename_names_both_paths(db: Database, repo: Repo) -> None:
 
 def test_bot_whitespace_and_trivial_commits_are_skipped(db: Database, repo: Repo) -> None:
     repo.commit({"app.py": "def main():\n    return 1\n"}, "Add the app")
+    dependabot = "dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>"
     bot = repo.commit({"requirements.txt": "requests==2.32.0\n"},
-                      "Bump requests from 2.31.0 to 2.32.0\n\nBumps requests.",
-                      author="dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>")  # fmt: skip
+                      "Bump requests from 2.31.0 to 2.32.0\n\nBumps requests.", author=dependabot)  # fmt: skip
     spaces = repo.commit({"app.py": "def main():\n        return 1\n"}, "Indent with eight")
     wip = repo.commit({"app.py": "def main():\n        return 2\n"}, "wip")
     typo = repo.commit({"README.md": "Teh app\n"}, "fix typo")
@@ -182,7 +187,8 @@ def test_bot_whitespace_and_trivial_commits_are_skipped(db: Database, repo: Repo
     rows = by_sha(db)
     assert rows[bot]["skipped"] == "bot"
     assert rows[spaces]["skipped"] == "format"
-    assert rows[wip]["skipped"] == "trivial" and rows[typo]["skipped"] == "trivial"
+    assert rows[wip]["skipped"] == "trivial"
+    assert rows[typo]["skipped"] == "trivial"
     assert stats.commits == 1
     assert {k: n for k, n in stats.skipped.items() if n} == {"bot": 1, "format": 1, "trivial": 2}
 
@@ -194,7 +200,8 @@ def test_a_fixup_folds_into_the_commit_it_amends(db: Database, repo: Repo) -> No
     again = repo.commit({"tax.py": "RATE = 0.22\n"}, "fixup! fixup! Add the tax rate")
     stats = imported(db, repo)
     rows = by_sha(db)
-    assert stats.skipped["folded"] == 2 and stats.commits == 2
+    assert stats.skipped["folded"] == 2
+    assert stats.commits == 2
     assert rows[fixup]["skipped"] == "folded"
     assert rows[fixup]["observation_id"] == rows[target]["observation_id"] is not None
     assert rows[again]["observation_id"] == rows[target]["observation_id"]
@@ -231,7 +238,8 @@ def test_non_utf8_author_names_and_messages_read_correctly(
     stats = imported(db, repo)
     rows = by_sha(db)
     assert stats.commits == 2
-    assert rows[raw]["title"] == "Café support" and rows[raw]["narrative"] == "For André."
+    assert rows[raw]["title"] == "Café support"
+    assert rows[raw]["narrative"] == "For André."
     assert rows[raw]["subtitle"].endswith("· José Muñoz")
     assert rows[declared]["narrative"] == "Düsseldorf office."
     assert rows[declared]["subtitle"].endswith("· José Muñoz")

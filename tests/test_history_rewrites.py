@@ -60,7 +60,8 @@ def test_an_amended_commit_replaces_its_observation(db: Database, repo: Repo) ->
     assert ("Add module four", "Module 4 holds the tax rule.") in observations(db)
     assert ("Add module 4", "Module 4 holds rule 4.") not in observations(db)
     assert rows[new]["title"] == "Add module four"
-    assert rows[old]["skipped"] == "rewritten" and rows[old]["observation_id"] is None
+    assert rows[old]["skipped"] == "rewritten"
+    assert rows[old]["observation_id"] is None
 
 
 def test_a_rebase_does_not_double_even_twice(db: Database, repo: Repo) -> None:
@@ -89,7 +90,8 @@ def test_a_rebase_does_not_double_even_twice(db: Database, repo: Repo) -> None:
     assert (second.commits, second.rewritten) == (0, 4)
     assert len(observations(db)) == 7
     titles = [title for title, _ in observations(db)]
-    assert "Add the topic, reworded" in titles and "Add the topic" not in titles
+    assert "Add the topic, reworded" in titles
+    assert "Add the topic" not in titles
     assert len(by_sha(db)) == 6 + 4 + 4  # every hash read stays known
 
 
@@ -111,7 +113,8 @@ def test_a_cherry_pick_that_keeps_its_original_is_not_a_rewrite(db: Database, re
 def test_since_a_revision_a_date_and_max(db: Database, repo: Repo) -> None:
     shas = repo.git("rev-list", "--reverse", "HEAD").split()
     by_rev = import_history(db, str(repo.path), since=shas[2])
-    assert by_rev.commits == 2 and not by_rev.complete
+    assert by_rev.commits == 2
+    assert not by_rev.complete
     assert set(by_sha(db)) == set(shas[3:])
     by_date = import_history(db, str(repo.path), since=f"@{repo.clock - 150}")  # the last 3
     assert (by_date.commits, by_date.skipped["known"]) == (1, 2)
@@ -128,7 +131,9 @@ def test_a_deadline_stops_between_batches_and_the_next_run_reads_the_rest(
     monkeypatch.setattr(importer, "BATCH", 2)
     stopped = import_history(db, str(repo.path), deadline=time.monotonic() - 1)
     assert (stopped.commits, stopped.pending, stopped.complete) == (2, 3, False)
-    assert stopped.as_dict()["pending"] == 3 and stopped.as_dict()["complete"] is False
+    assert stopped.as_dict()["pending"] == 3
+    assert stopped.as_dict()["complete"] is False
+    first = set(by_sha(db))
     read: list[str] = []
     real = gitlog.read
 
@@ -140,7 +145,8 @@ def test_a_deadline_stops_between_batches_and_the_next_run_reads_the_rest(
     monkeypatch.setattr(gitlog, "read", counted)
     rest = import_history(db, str(repo.path))
     assert (rest.commits, rest.skipped["known"], rest.pending, rest.complete) == (3, 2, 0, True)
-    assert len(read) == 3 and not set(read) & set(by_sha(db)) - set(read)
+    assert len(read) == 3
+    assert not set(read) & first
     assert len(observations(db)) == 5
 
 
@@ -158,7 +164,8 @@ def test_a_head_read_in_full_is_not_read_again(
     monkeypatch.setattr(gitlog, "git", counted)
     monkeypatch.setattr(gitlog, "read", lambda *a: pytest.fail("git log ran"))
     again = import_history(db, str(repo.path))
-    assert again.complete and again.read == 0
+    assert again.complete
+    assert again.read == 0
     assert not [args for args in calls if args[0] in ("log", "rev-list")]
 
 
@@ -166,7 +173,8 @@ def test_forgetting_the_project_then_importing_brings_it_back(db: Database, repo
     import_history(db, str(repo.path))
     with db.write() as conn:
         forget_project(conn, "shop")
-    assert observations(db) == [] and by_sha(db) == {}
+    assert observations(db) == []
+    assert by_sha(db) == {}
     back = import_history(db, str(repo.path))
     assert (back.commits, back.complete) == (5, True)
     assert len(observations(db)) == 5
