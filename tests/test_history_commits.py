@@ -178,8 +178,8 @@ def test_a_rename_names_both_paths(db: Database, repo: Repo) -> None:
 def test_bot_whitespace_and_trivial_commits_are_skipped(db: Database, repo: Repo) -> None:
     repo.commit({"app.py": "def main():\n    return 1\n"}, "Add the app")
     dependabot = "dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>"
-    bot = repo.commit({"requirements.txt": "requests==2.32.0\n"},
-                      "Bump requests from 2.31.0 to 2.32.0\n\nBumps requests.", author=dependabot)  # fmt: skip
+    bump = "Bump requests from 2.31.0 to 2.32.0\n\nBumps requests."
+    bot = repo.commit({"requirements.txt": "requests==2.32.0\n"}, bump, author=dependabot)
     spaces = repo.commit({"app.py": "def main():\n        return 1\n"}, "Indent with eight")
     wip = repo.commit({"app.py": "def main():\n        return 2\n"}, "wip")
     typo = repo.commit({"README.md": "Teh app\n"}, "fix typo")
