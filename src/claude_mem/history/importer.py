@@ -49,6 +49,7 @@ class HistoryStats:
     pending: int = 0  # commits left for a later run (a deadline passed)
     complete: bool = False  # HEAD's whole history is read
     seconds: float = 0.0
+    empty: bool = False  # the repository has no commit yet
 
     @property
     def read(self) -> int:
@@ -96,7 +97,7 @@ def import_history(
     whole = since is None and max_commits is None
     known_state = git_history.state(db.read(), repo.project)
     if head is None or (whole and known_state is not None and known_state["head"] == head):
-        stats.complete = head is None or known_state is not None
+        stats.empty, stats.complete = head is None, True  # nothing to read, or all read
         stats.seconds = time.monotonic() - started
         return stats
     listed = gitlog.revisions(repo.root, since=since, max_count=max_commits)
