@@ -342,7 +342,7 @@ def _diff_path(names: bytes) -> str:
             end = names.find(b'" ', end + 1)
         first = _path(names[: end + 1]) if end > 0 else _path(names)
         return first[2:] if first.startswith("a/") else first
-    half = (len(names) - 3) // 2
+    half = (len(names) - 1) // 2  # "a/" + X + " b/" + X
     if names.startswith(b"a/") and names[half : half + 3] == b" b/":
         return decode(names[half + 3 :])
     split = names.find(b" b/")
