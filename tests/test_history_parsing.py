@@ -49,8 +49,10 @@ def test_a_message_holding_separators_and_a_patch_is_read_whole(repo: Repo) -> N
 
 def test_odd_paths_binary_files_and_removed_lines_that_look_like_headers(repo: Repo) -> None:
     repo.commit({"db/schema.sql": "-- the accounts\nCREATE TABLE a (id INT);\n"}, "Add schema")
-    names: dict[str, str | bytes | None] = {"with space/a b/c.txt": "x\n", 'quo"te\tand tab.txt': "y\n", "ünï/cödé.py": "z\n",
-             "image.png": b"\x89PNG\r\n\x1a\n\x00\x00binary"}  # fmt: skip
+    names: dict[str, str | bytes | None] = {
+        "with space/a b/c.txt": "x\n", 'quo"te\tand tab.txt': "y\n", "ünï/cödé.py": "z\n",
+        "image.png": b"\x89PNG\r\n\x1a\n\x00\x00binary",
+    }  # fmt: skip
     sha = repo.commit({**names, "db/schema.sql": "CREATE TABLE a (id INT);\n"}, "Add files")
     commit = read_one(repo, sha)
     changes = {f.path: (f.status, f.added, f.removed) for f in commit.files}
