@@ -150,6 +150,7 @@ class _Run:
         project, stats = self.repo.project, self.stats
         keys = {commit.sha: draft.change_key(commit) for commit in batch}
         earlier = git_history.by_change(conn, project, keys.values())
+        settle = git_history.has_session_decisions(conn, project)  # none: nothing to settle
         reads: list[git_history.ReadCommit] = []
         for commit in batch:
             key, at = keys[commit.sha], commit.authored_at * 1000
@@ -170,7 +171,7 @@ class _Run:
                 stats.rewritten += 1
             else:
                 stats.commits += 1
-            if created and obs.type == "decision":
+            if settle and created and obs.type == "decision":
                 supersede.settle_in_time(conn, obs_id)
             reads.append(git_history.ReadCommit(commit.sha, key, at, obs_id))
         git_history.remember(conn, project, reads)

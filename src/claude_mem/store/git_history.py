@@ -122,6 +122,17 @@ def drop_rewritten(
     conn.execute("DELETE FROM observations WHERE id = ?", (old.observation_id,))
 
 
+def has_session_decisions(conn: sqlite3.Connection, project: str) -> bool:
+    """Whether `project` has decisions from sessions, that a commit's decision may settle
+    against (asked once per batch: most histories are read before sessions decided much)."""
+    row = conn.execute(
+        f"""SELECT 1 FROM observations WHERE project = ? AND type = 'decision'
+            AND source != '{SOURCE}' LIMIT 1""",
+        (project,),
+    ).fetchone()
+    return row is not None
+
+
 def state(conn: sqlite3.Connection, project: str) -> dict[str, Any] | None:
     """The project's history record: root, the HEAD read in full, commits kept, when."""
     return row_dict(
