@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from claude_mem.text import counted
+
+if TYPE_CHECKING:
+    from claude_mem.history.importer import HistoryStats
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
-def _import_git(args: argparse.Namespace) -> dict[str, Any]:
+def _import_git(args: argparse.Namespace) -> HistoryStats:
     from claude_mem.commands.progress import progress_bar
     from claude_mem.history.gitlog import GitError
     from claude_mem.history.importer import import_history
@@ -63,10 +66,14 @@ def _import_git(args: argparse.Namespace) -> dict[str, Any]:
             )  # fmt: skip
     except GitError as exc:
         raise ValueError(f"{args.git}: {exc}") from None
-    return stats.as_dict()
+    return stats
 
 
-def _print_git(result: dict[str, Any]) -> None:
+def _print_git(stats: HistoryStats) -> None:
+    if stats.empty:
+        print(f"{stats.source}: the repository has no commits yet, nothing to import")
+        return
+    result = stats.as_dict()
     skipped = {k: n for k, n in result["skipped"].items() if n}
     kept = counted(result["imported"]["commits"], "commit")
     rewritten = result["imported"]["rewritten"]
@@ -120,16 +127,17 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     try:
-        result = _import_git(args) if args.git else _import(args)
+        history = _import_git(args) if args.git else None
+        result = history.as_dict() if history else _import(args)
     except ValueError as exc:  # a bad file or source: nothing was written
         print(f"claude-mem import: {exc}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    if args.git:
-        _print_git(result)
-        if result["imported"]["commits"] or result["imported"]["rewritten"]:
+    if history:
+        _print_git(history)
+        if history.commits or history.rewritten:
             print(_embedding_note())
         return 0
     imported, skipped = result["imported"], result["skipped"]

@@ -10,6 +10,7 @@ session's memory of a file inside the project is found by its relative form too.
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 from claude_mem.history import rules
@@ -73,10 +74,10 @@ def observation(commit: Commit, *, session_id: int, project: str) -> Observation
 
 
 def change_key(commit: Commit) -> str:
-    """What a rebase or an amend keeps of a commit: its author, author time and subject."""
-    import hashlib  # noqa: PLC0415 - only here
-
-    material = "\x1f".join([commit.email, str(commit.authored_at), commit.subject])
+    """What a rebase or an amend keeps of a commit: its author and author time (an amend may
+    reword the subject). Other commits of the same author in the same second share it; the
+    importer tells them apart by whether the earlier one is still in HEAD's history."""
+    material = f"{commit.email}\x1f{commit.authored_at}"
     return hashlib.sha1(
         material.encode("utf-8", "surrogatepass"), usedforsecurity=False
     ).hexdigest()

@@ -13,18 +13,22 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 FILES = 40  # files kept per commit (counts cover them all)
 SYMBOLS = 12  # symbol names kept per commit
-_MARK = b"\x1e\x1fclaude-mem\x1e"
-_END = b"\x1d"
-_FORMAT = "%x1e%x1fclaude-mem%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%B%x1d"
+LINE = 1 << 16  # bytes read of one patch line (a minified file's line is cut, not held)
+# Fields are NUL-separated (no commit text holds a NUL), and each header starts and ends with
+# a token made per run, so no message, path or file content can pass for one.
+_FIELDS = ("%H", "%P", "%an", "%ae", "%at", "%B")
+_HUNK = re.compile(rb"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 # git's built-in function-name rules, by extension (repository attributes still win).
 _DRIVERS = {
     "python": "py pyi",
@@ -150,7 +154,7 @@ def revisions(
     root: str | Path, *, since: str | None = None, max_count: int | None = None
 ) -> list[str]:
     """HEAD's commits, newest first: after `since` (a revision, else a date git understands),
-    at most `max_count`."""
+    at most `max_count`. GitError when `since` is neither."""
     if head(root) is None:
         return []
     args = ["rev-list"]
@@ -159,10 +163,21 @@ def revisions(
     if since and is_revision(root, since):
         args += [f"{since}..HEAD"]
     else:
-        if since:
-            args.append(f"--since={since}")
+        if since is not None:
+            args.append(f"--max-age={_timestamp(root, since)}")
         args.append("HEAD")
     return decode(git(root, *args)).split()
+
+
+def _timestamp(root: str | Path, date: str) -> int:
+    """`date` as git reads dates, in epoch seconds. `git log --since` takes any text (an
+    unknown word reads as "now"); git's expiry-date parser says when it understood nothing."""
+    try:
+        out = git(root, "-c", f"claude-mem.since={date}", "config", "--type=expiry-date",
+                  "claude-mem.since")  # fmt: skip
+    except GitError:
+        raise GitError(f"--since {date!r} is neither a revision nor a date git reads") from None
+    return int(out.strip())
 
 
 def _attributes() -> str:
@@ -179,16 +194,21 @@ def read(root: str | Path, shas: Iterable[str]) -> Generator[Commit]:
     wanted = "\n".join(shas)
     if not wanted:
         return
+    token = b"\0claude-mem:" + secrets.token_hex(8).encode() + b"\0"
+    mark = token.decode().replace("\0", "%x00")
     with tempfile.TemporaryDirectory(prefix="claude-mem-git-") as scratch:
         attributes = Path(scratch, "attributes")
         attributes.write_text(_attributes())
         listed = Path(scratch, "commits")
         listed.write_text(wanted + "\n")
+        # Every option a user's config could change is given: prefixes, context, root diffs.
         args = [
             _git_binary(), "-C", str(root), "-c", f"core.attributesFile={attributes}",
             "-c", "core.quotePath=false", "-c", "log.showSignature=false",
-            "log", "--stdin", "--no-walk=unsorted", f"--format={_FORMAT}", "--encoding=UTF-8",
-            "-p", "-U0", "-w", "-M", "--no-color", "--no-ext-diff", "--no-textconv",
+            "log", "--stdin", "--no-walk=unsorted", "--encoding=UTF-8",
+            f"--format={mark}{'%x00'.join(_FIELDS)}{mark}",
+            "-p", "-U0", "--inter-hunk-context=0", "-w", "-M", "--root", "--no-color",
+            "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/",
         ]  # fmt: skip
         errors = Path(scratch, "errors")
         with listed.open("rb") as stdin, errors.open("wb") as stderr:
@@ -200,7 +220,7 @@ def read(root: str | Path, shas: Iterable[str]) -> Generator[Commit]:
                 raise GitError(f"cannot run git: {exc.strerror}") from None
             assert process.stdout is not None
             try:
-                yield from _parse(process.stdout)
+                yield from _parse(process.stdout, token)
             except GeneratorExit:  # the reader stopped early (a deadline): so does git
                 process.kill()
                 raise
@@ -212,36 +232,43 @@ def read(root: str | Path, shas: Iterable[str]) -> Generator[Commit]:
             raise GitError(lines[-1] if lines else "git log failed")
 
 
-def _parse(stream: Iterable[bytes]) -> Iterator[Commit]:
+def _lines(stream: IO[bytes]) -> Iterator[bytes]:
+    """The stream's lines, each cut at LINE bytes (the rest of a longer one is dropped)."""
+    whole = True
+    while chunk := stream.readline(LINE):
+        if whole:
+            yield chunk
+        whole = chunk.endswith(b"\n")
+
+
+def _parse(stream: IO[bytes], token: bytes) -> Iterator[Commit]:
     commit: Commit | None = None
     header: list[bytes] | None = None  # a header still being read (the message spans lines)
     current: FileChange | None = None
-    for line in stream:
+    for line in _lines(stream):
         if header is not None:
             header.append(line)
-            if line.rstrip(b"\n").endswith(_END):
-                commit, current, header = _header(b"".join(header)), None, None
+            if line.rstrip(b"\n").endswith(token):
+                commit, current, header = _header(b"".join(header), token), None, None
             continue
-        if line.startswith(_MARK):
+        if line.startswith(token):
             if commit is not None:
                 yield commit
             commit, current = None, None
-            if line.rstrip(b"\n").endswith(_END):
-                commit = _header(line)
+            if line.rstrip(b"\n").endswith(token) and len(line.rstrip(b"\n")) > len(token):
+                commit = _header(line, token)
             else:
                 header = [line]
             continue
-        if commit is None:
-            continue
-        current = _patch_line(commit, current, line)
+        if commit is not None:
+            current = _patch_line(commit, current, line)
     if commit is not None:
         yield commit
 
 
-def _header(raw: bytes) -> Commit:
-    body = raw[len(_MARK) :].rstrip(b"\n")
-    body = body[: -len(_END)] if body.endswith(_END) else body
-    sha, parents, author, email, stamp, message = body.split(b"\x1f", 5)
+def _header(raw: bytes, token: bytes) -> Commit:
+    body = raw.rstrip(b"\n")[len(token) : -len(token)]
+    sha, parents, author, email, stamp, message = body.split(b"\0", 5)
     return Commit(
         sha=decode(sha),
         parents=decode(parents).split(),
@@ -253,26 +280,28 @@ def _header(raw: bytes) -> Commit:
 
 
 def _patch_line(commit: Commit, current: FileChange | None, line: bytes) -> FileChange | None:
-    """Fold one patch line into `commit`; the file the next lines belong to."""
+    """Fold one patch line into `commit`; the file the next lines belong to. A hunk's header
+    gives its line counts (`-U0`: the hunk is nothing but changed lines), so the lines
+    themselves, whatever they hold, are never looked at."""
     if line.startswith(b"diff --git "):
-        change = FileChange(path=_diff_path(line))
+        change = FileChange(path=_diff_path(line[len(b"diff --git ") :].rstrip(b"\n")))
         if len(commit.files) < FILES:
             commit.files.append(change)
         else:
             commit.more_files += 1
         return change
-    if current is None:
-        return None
+    if current is None or line[:1] in (b"+", b"-", b" ", b"\\"):
+        return current
     if line.startswith(b"@@"):
+        counts = _HUNK.match(line)
+        if counts is not None:
+            current.removed += int(counts.group(1) or 1)
+            current.added += int(counts.group(2) or 1)
         _hunk_symbol(commit, current, line)
-    elif line.startswith(b"+") and not line.startswith(b"+++ "):
-        current.added += 1
-    elif line.startswith(b"-") and not line.startswith(b"--- "):
-        current.removed += 1
     elif line.startswith(b"rename from "):
-        current.old_path, current.status = decode(line[12:].rstrip(b"\n")), "renamed"
+        current.old_path, current.status = _path(line[12:].rstrip(b"\n")), "renamed"
     elif line.startswith(b"rename to "):
-        current.path = decode(line[10:].rstrip(b"\n"))
+        current.path = _path(line[10:].rstrip(b"\n"))
     elif line.startswith(b"new file mode"):
         current.status = "added"
     elif line.startswith(b"deleted file mode"):
@@ -280,11 +309,44 @@ def _patch_line(commit: Commit, current: FileChange | None, line: bytes) -> File
     return current
 
 
-def _diff_path(line: bytes) -> str:
-    """The new path of a `diff --git a/X b/Y` line (rename lines correct it when present)."""
-    text = decode(line[len(b"diff --git ") :].rstrip(b"\n"))
-    middle = text.find(" b/")
-    return text[middle + 3 :] if text.startswith("a/") and middle > 0 else text
+_ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13}
+
+
+def _path(raw: bytes) -> str:
+    """A path as git prints it: C-quoted ("a\\tb", octal bytes) when it holds odd bytes."""
+    if not (raw.startswith(b'"') and raw.endswith(b'"') and len(raw) > 1):
+        return decode(raw)
+    out, text, i = bytearray(), raw[1:-1], 0
+    while i < len(text):
+        char = text[i : i + 1]
+        if char == b"\\" and i + 1 < len(text):
+            following = text[i + 1 : i + 2]
+            if following.isdigit() and len(text) >= i + 4:
+                out.append(int(text[i + 1 : i + 4], 8) & 0xFF)
+                i += 4
+                continue
+            out.append(_ESCAPES.get(following, following[0]))
+            i += 2
+            continue
+        out += char
+        i += 1
+    return decode(bytes(out))
+
+
+def _diff_path(names: bytes) -> str:
+    """The path of a `diff --git a/X b/X` header (a rename's own lines correct it): the two
+    names are equal but for their prefix, which finds the split even in a path holding " b/"."""
+    if names.startswith(b'"'):
+        end = names.find(b'" ', 1)
+        while end > 0 and names[end - 1 : end] == b"\\":
+            end = names.find(b'" ', end + 1)
+        first = _path(names[: end + 1]) if end > 0 else _path(names)
+        return first[2:] if first.startswith("a/") else first
+    half = (len(names) - 1) // 2  # "a/" + X + " b/" + X
+    if names.startswith(b"a/") and names[half : half + 3] == b" b/":
+        return decode(names[half + 3 :])
+    split = names.find(b" b/")
+    return decode(names[split + 3 :] if split > 0 else names)
 
 
 def _hunk_symbol(commit: Commit, change: FileChange, line: bytes) -> None:

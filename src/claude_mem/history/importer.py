@@ -49,6 +49,7 @@ class HistoryStats:
     pending: int = 0  # commits left for a later run (a deadline passed)
     complete: bool = False  # HEAD's whole history is read
     seconds: float = 0.0
+    empty: bool = False  # the repository has no commit yet
 
     @property
     def read(self) -> int:
@@ -98,7 +99,7 @@ def import_history(
     whole = since is None and max_commits is None
     known_state = git_history.state(db.read(), repo.project)
     if head is None or (whole and known_state is not None and known_state["head"] == head):
-        stats.complete = head is None or known_state is not None
+        stats.empty, stats.complete = head is None, True  # nothing to read, or all read
         stats.seconds = time.monotonic() - started
         return stats
     listed = gitlog.revisions(repo.root, since=since, max_count=max_commits)
@@ -109,12 +110,13 @@ def import_history(
     on_total(len(new))
     with db.write() as conn:
         session_id = git_history.history_session(conn, repo.project, repo.root)
+    run = _Run(repo, session_id, stats, set(listed) if whole else None)
     done = 0
     commits = gitlog.read(repo.root, new)
     try:
         for batch in _batches(commits):
             with db.write() as conn:
-                _store(conn, batch, session_id, repo.project, stats)
+                run.store(conn, batch)
             done += len(batch)
             progress(len(batch))
             late = deadline is not None and time.monotonic() > deadline
@@ -136,35 +138,65 @@ def _batches(commits: Iterator[gitlog.Commit]) -> Iterator[list[gitlog.Commit]]:
         yield batch
 
 
-def _store(
-    conn: Any, batch: list[gitlog.Commit], session_id: int, project: str, stats: HistoryStats
-) -> None:
-    """One transaction: the batch's observations and its `git_commits` records."""
-    keys = {commit.sha: draft.change_key(commit) for commit in batch}
-    earlier = git_history.by_change(conn, project, keys.values())
-    reads: list[git_history.ReadCommit] = []
-    for commit in batch:
-        key = keys[commit.sha]
-        at = commit.authored_at * 1000
-        reason = rules.skip_reason(commit)
-        if reason is not None:
-            target = None
-            if reason == rules.FOLDED:
-                target = git_history.observation_titled(
-                    conn, session_id, rules.fold_target(commit) or ""
-                )
-            stats.skipped[reason] += 1
-            reads.append(git_history.ReadCommit(commit.sha, key, at, target, reason))
-            continue
-        before = earlier.get(key)
-        if before is not None and before.sha != commit.sha and before.observation_id is not None:
-            git_history.drop_rewritten(conn, project, before)
-            stats.rewritten += 1
-        else:
-            stats.commits += 1
-        obs = draft.observation(commit, session_id=session_id, project=project)
-        obs_id, created = insert_observation(conn, obs)
-        if created and obs.type == "decision":
-            supersede.settle_in_time(conn, obs_id)
-        reads.append(git_history.ReadCommit(commit.sha, key, at, obs_id))
-    git_history.remember(conn, project, reads)
+@dataclass(slots=True)
+class _Run:
+    """One import's state across its batches."""
+
+    repo: Repository
+    session_id: int
+    stats: HistoryStats
+    reachable: set[str] | None  # HEAD's whole history, listed when first needed
+    waiting: dict[str, list[str]] = field(default_factory=dict)  # fixups, by target subject
+
+    def store(self, conn: Any, batch: list[gitlog.Commit]) -> None:
+        """One transaction: the batch's observations and its `git_commits` records."""
+        project, stats = self.repo.project, self.stats
+        keys = {commit.sha: draft.change_key(commit) for commit in batch}
+        earlier = git_history.by_change(conn, project, keys.values())
+        settle = git_history.has_session_decisions(conn, project)  # none: nothing to settle
+        reads: list[git_history.ReadCommit] = []
+        for commit in batch:
+            key, at = keys[commit.sha], commit.authored_at * 1000
+            replaced = [old for old in earlier.get(key, ()) if self._rewritten(old.sha)]
+            reason = rules.skip_reason(commit)
+            if reason is not None:
+                stats.skipped[reason] += 1
+                target = self._fold(conn, commit) if reason == rules.FOLDED else None
+                for old in replaced:  # reworded into a commit that is no memory
+                    git_history.drop_rewritten(conn, project, old, None)
+                reads.append(git_history.ReadCommit(commit.sha, key, at, target, reason))
+                continue
+            obs = draft.observation(commit, session_id=self.session_id, project=project)
+            obs_id, created = insert_observation(conn, obs)
+            for old in replaced:
+                git_history.drop_rewritten(conn, project, old, obs_id)
+            if replaced:
+                stats.rewritten += 1
+            else:
+                stats.commits += 1
+            if settle and created and obs.type == "decision":
+                supersede.settle_in_time(conn, obs_id)
+            reads.append(git_history.ReadCommit(commit.sha, key, at, obs_id))
+        git_history.remember(conn, project, reads)
+        self._settle_folds(conn)
+
+    def _rewritten(self, sha: str) -> bool:
+        """An earlier commit with the same change key is rewritten when HEAD lost it."""
+        if self.reachable is None:
+            self.reachable = set(gitlog.revisions(self.repo.root))
+        return sha not in self.reachable
+
+    def _fold(self, conn: Any, commit: gitlog.Commit) -> int | None:
+        """The observation a fixup folds into; None (and waiting) while it is not read yet
+        (history is read newest first, the target is older)."""
+        subject = rules.fold_target(commit) or ""
+        target = git_history.observation_titled(conn, self.session_id, subject)
+        if target is None:
+            self.waiting.setdefault(subject, []).append(commit.sha)
+        return target
+
+    def _settle_folds(self, conn: Any) -> None:
+        for subject in list(self.waiting):
+            target = git_history.observation_titled(conn, self.session_id, subject)
+            if target is not None:
+                git_history.fold(conn, self.repo.project, self.waiting.pop(subject), target)

@@ -68,8 +68,10 @@ _TRAILER = re.compile(
 
 def fold_target(commit: Commit) -> str | None:
     """The subject a `fixup!`/`squash!` commit amends, or None."""
-    match = _FOLD.match(commit.subject)
-    return match.group(2).strip() if match else None
+    subject, folds = commit.subject, False
+    while match := _FOLD.match(subject):  # "fixup! fixup! X" amends X too
+        subject, folds = match.group(2).strip(), True
+    return subject if folds else None
 
 
 def skip_reason(commit: Commit) -> str | None:

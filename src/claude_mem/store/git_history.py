@@ -50,20 +50,24 @@ def known_shas(conn: sqlite3.Connection, project: str) -> set[str]:
     return {str(row[0]) for row in rows}
 
 
-def by_change(conn: sqlite3.Connection, project: str, keys: Iterable[str]) -> dict[str, ReadCommit]:
-    """The commits read before under these change keys (a rebase's or amend's originals)."""
+def by_change(
+    conn: sqlite3.Connection, project: str, keys: Iterable[str]
+) -> dict[str, list[ReadCommit]]:
+    """The commits read before under these change keys that are memory now (a rebase's or an
+    amend's originals, or other commits of the same author in the same second)."""
     wanted = list(dict.fromkeys(keys))
-    found: dict[str, ReadCommit] = {}
+    found: dict[str, list[ReadCommit]] = {}
     for start in range(0, len(wanted), 500):
         part = wanted[start : start + 500]
         rows = conn.execute(
-            f"""SELECT sha, change_key, authored_at, observation_id, skipped FROM git_commits
-                WHERE project = ? AND change_key IN ({", ".join("?" * len(part))})""",
+            f"""SELECT sha, change_key, authored_at, observation_id FROM git_commits
+                WHERE project = ? AND change_key IN ({", ".join("?" * len(part))})
+                  AND skipped IS NULL AND observation_id IS NOT NULL""",
             (project, *part),
         )
         for row in rows:
-            found.setdefault(str(row[1]), ReadCommit(str(row[0]), str(row[1]), int(row[2]),
-                                                     row[3], row[4]))  # fmt: skip
+            read = ReadCommit(str(row[0]), str(row[1]), int(row[2]), int(row[3]))
+            found.setdefault(read.change_key, []).append(read)
     return found
 
 
@@ -91,14 +95,42 @@ def observation_titled(conn: sqlite3.Connection, session_id: int, title: str) ->
     return int(row[0]) if row else None
 
 
-def drop_rewritten(conn: sqlite3.Connection, project: str, old: ReadCommit) -> None:
-    """A rebase or an amend gave `old` a new hash: its observation goes (the new one replaces
-    it) and the old hash stays known, as rewritten."""
+def fold(conn: sqlite3.Connection, project: str, shas: Iterable[str], observation_id: int) -> None:
+    """`fixup!` commits read before their target: they point at it now."""
+    conn.executemany(
+        "UPDATE git_commits SET observation_id = ? WHERE project = ? AND sha = ?",
+        [(observation_id, project, sha) for sha in shas],
+    )
+
+
+def drop_rewritten(
+    conn: sqlite3.Connection, project: str, old: ReadCommit, replacement: int | None
+) -> None:
+    """A rebase or an amend gave `old` a new hash: its observation goes (`replacement`, the new
+    one, takes over what pointed at it, as folded fixups) and the old hash stays known, as
+    rewritten."""
     conn.execute(
-        "UPDATE git_commits SET skipped = 'rewritten' WHERE project = ? AND sha = ?",
+        "UPDATE git_commits SET skipped = 'rewritten', observation_id = NULL"
+        " WHERE project = ? AND sha = ?",
         (project, old.sha),
     )
+    if replacement is not None:
+        conn.execute(
+            "UPDATE git_commits SET observation_id = ? WHERE project = ? AND observation_id = ?",
+            (replacement, project, old.observation_id),
+        )
     conn.execute("DELETE FROM observations WHERE id = ?", (old.observation_id,))
+
+
+def has_session_decisions(conn: sqlite3.Connection, project: str) -> bool:
+    """Whether `project` has decisions from sessions, that a commit's decision may settle
+    against (asked once per batch: most histories are read before sessions decided much)."""
+    row = conn.execute(
+        f"""SELECT 1 FROM observations WHERE project = ? AND type = 'decision'
+            AND source != '{SOURCE}' LIMIT 1""",
+        (project,),
+    ).fetchone()
+    return row is not None
 
 
 def state(conn: sqlite3.Connection, project: str) -> dict[str, Any] | None:
