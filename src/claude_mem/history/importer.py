@@ -13,8 +13,11 @@ nothing at all.
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -26,6 +29,7 @@ from claude_mem.store.db import Database
 from claude_mem.store.observations import insert_observation
 
 BATCH = 250
+AHEAD = 2  # batches read ahead of the one being stored
 SKIPS = ("known", rules.MERGE, rules.BOT, rules.FORMAT, rules.TRIVIAL, rules.FOLDED)
 
 
@@ -112,9 +116,9 @@ def import_history(
         session_id = git_history.history_session(conn, repo.project, repo.root)
     run = _Run(repo, session_id, stats, set(listed) if whole else None)
     done = 0
-    commits = gitlog.read(repo.root, new)
+    batches = _read_ahead(gitlog.read(repo.root, new))
     try:
-        for batch in _batches(commits):
+        for batch in batches:
             with db.write() as conn:
                 run.store(conn, batch)
             done += len(batch)
@@ -123,7 +127,7 @@ def import_history(
             if (late or stop()) and done < len(new):
                 break
     finally:
-        commits.close()
+        batches.close()
     stats.pending = len(new) - done
     stats.complete = whole and not stats.pending
     with db.write() as conn:
@@ -133,9 +137,41 @@ def import_history(
     return stats
 
 
-def _batches(commits: Iterator[gitlog.Commit]) -> Iterator[list[gitlog.Commit]]:
-    while batch := list(islice(commits, BATCH)):
-        yield batch
+def _read_ahead(commits: Generator[gitlog.Commit]) -> Generator[list[gitlog.Commit]]:
+    """Batches of `commits`, read and parsed by a thread up to `AHEAD` batches ahead while the
+    caller stores the previous ones: git's work and the store's overlap instead of taking
+    turns. Closing this generator stops the thread, and git with it."""
+    ready: queue.Queue[list[gitlog.Commit] | BaseException | None] = queue.Queue(AHEAD)
+    stopping = threading.Event()
+
+    def hand(item: list[gitlog.Commit] | BaseException | None) -> bool:
+        while not stopping.is_set():
+            with contextlib.suppress(queue.Full):
+                ready.put(item, timeout=0.1)
+                return True
+        return False
+
+    def read() -> None:
+        try:
+            while batch := list(islice(commits, BATCH)):
+                if not hand(batch):
+                    return
+            hand(None)
+        except BaseException as exc:  # git failed: the caller raises it
+            hand(exc)
+        finally:
+            commits.close()
+
+    reader = threading.Thread(target=read, name="claude-mem-git-log", daemon=True)
+    reader.start()
+    try:
+        while (item := ready.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stopping.set()
+        reader.join()
 
 
 @dataclass(slots=True)
