@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import os
 import subprocess
+from datetime import datetime
 from pathlib import Path
 
 START = 1_700_000_000  # the first commit's time (epoch seconds)
 AUTHOR = "Ada Lovelace <ada@example.com>"
+
+
+def epoch(iso: str) -> int:
+    """An ISO 8601 time ("2023-04-02T10:00:00+00:00") as the seconds `Repo.commit` takes."""
+    return int(datetime.fromisoformat(iso).timestamp())
 
 
 def git_env(home: Path) -> dict[str, str]:

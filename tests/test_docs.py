@@ -191,6 +191,7 @@ def behaviour_constants() -> list[tuple[str, str]]:
         f"`CLAUDE_MEM_FILE_GATE_MIN_BYTES` ({number(default['CLAUDE_MEM_FILE_GATE_MIN_BYTES'])})",
         f"({number(handlers.FILE_GATE_TIMEOUT_S)} s timeout",
         f"keeps {file_gate.SHOWN} and lists them by day",
+        f"body above bare ones, at most {file_gate.COMMITS_SHOWN}, newest first",
     ]
     readme = [
         f"the last {files.KEEP_BACKUPS} of each file are kept",

@@ -63,7 +63,8 @@ def test_search_index_shape(worker: RunningWorker) -> None:
     assert body["has_more"] is False
     [hit] = body["hits"]
     assert set(hit) == {"id", "kind", "time", "type", "title", "project", "session_id", "files",
-                        "token_cost", "score", "superseded_by"}  # fmt: skip
+                        "token_cost", "score", "superseded_by", "source", "commit"}  # fmt: skip
+    assert (hit["source"], hit["commit"]) == ("hooks", None)  # a session's, not history
     assert hit["kind"] == "observation"
     assert hit["type"] == "bugfix"
     assert hit["files"] == ["src/conf/loader.py"]

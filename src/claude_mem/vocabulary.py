@@ -27,3 +27,12 @@ TYPE_MEANINGS: dict[ObservationType, str] = {
 # Where an observation's unit of work came from: the agent's hooks, a transcript read after
 # the fact, an import, git history, or a memory saved by hand (the API, the MCP tool).
 ObservationSource = Literal["hooks", "transcript", "import", "git", "manual"]
+HISTORY_SOURCE: ObservationSource = "git"
+
+
+def shown_type(kind: str, source: object = None, commit: object = None) -> str:
+    """A record's type as people and agents read it: a commit read from the project's git
+    history says so, `decision · history a1b2c3d`, where a session's memory says `decision`."""
+    if source != HISTORY_SOURCE:
+        return kind
+    return f"{kind} · history {str(commit)[:7]}" if commit else f"{kind} · history"

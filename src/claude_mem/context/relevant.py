@@ -12,8 +12,9 @@ candidates; a candidate is injected only with evidence of its own that it is abo
 A fused rank says only which candidate is best, never whether any is good, so an unrelated
 prompt gets nothing. Also never injected: the session's own records (the agent has them), what
 the session was already given (`given`), superseded observations. Each item is one or two
-lines (label, type, title; the gist: an observation's narrative, a summary's learned) and the
-whole text stays within the token budget, counted as `budget.tokens` counts.
+lines (label, type — a commit's says `history a1b2c3d` —, title; the gist: an observation's
+narrative, a summary's learned) and the whole text stays within the token budget, counted as
+`budget.tokens` counts.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from claude_mem.search.hybrid import Hit, HybridSearcher, Mode, similar
 from claude_mem.store.context_queries import records
 from claude_mem.store.search_queries import KINDS, TABLES, SearchFilters
 from claude_mem.text import STOPWORDS
+from claude_mem.vocabulary import shown_type
 
 CANDIDATES = 30  # hits looked at: enough that skipped ones leave room for the limit
 TERM_SHARE = 0.5
@@ -158,6 +160,7 @@ def _item(hit: Hit, row: dict[str, Any]) -> list[str]:
     else:
         facts = [f for f in row.get("facts") or () if f]
         title, gist = row.get("title"), row.get("narrative") or (facts[0] if facts else None)
-    head = f"- {hit.label} {date} [{hit.type}] {flat(title, TITLE_CHARS) or 'Untitled'}"
+    kind = shown_type(hit.type, hit.source, hit.commit)
+    head = f"- {hit.label} {date} [{kind}] {flat(title, TITLE_CHARS) or 'Untitled'}"
     line = flat(gist, GIST_CHARS)
     return [head, f"  {line}"] if line else [head]

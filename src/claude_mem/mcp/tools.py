@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 from claude_mem.store.fulltext import clip_query
 from claude_mem.text import counted
-from claude_mem.vocabulary import DEFAULT_TYPE, ObservationType
+from claude_mem.vocabulary import DEFAULT_TYPE, ObservationType, shown_type
 from claude_mem.worker import lifecycle
 from claude_mem.worker.client import Response, WorkerUnavailable, request
 from claude_mem.worker.token import read_token
@@ -134,9 +134,11 @@ def _ref(hit: Mapping[str, Any]) -> str:
 
 
 def index_line(hit: Mapping[str, Any], *, marker: str = "") -> str:
-    """One hit as `#12  2025-01-02 14:03  bugfix  Title  (~80 tok)  [project]`."""
+    """One hit as `#12  2025-01-02 14:03  bugfix  Title  (~80 tok)  [project]` (a commit of
+    the project's history: `decision · history a1b2c3d` for its type)."""
     when = _when(hit.get("time", hit.get("created_at")))
-    kind = hit.get("type") or hit.get("kind") or "?"
+    kind = shown_type(str(hit.get("type") or hit.get("kind") or "?"), hit.get("source"),
+                      hit.get("commit"))  # fmt: skip
     title = " ".join(str(hit.get("title") or "Untitled").split())
     cost = hit.get("token_cost")
     parts = [f"{marker}{_ref(hit)}", when, str(kind), title]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claude_mem import log
-from claude_mem.pipeline import registry
+from claude_mem.pipeline import history_links, registry
 from claude_mem.pipeline.health import HealthLedger
 from claude_mem.pipeline.providers.base import (
     ObservationDraft,
@@ -293,10 +293,10 @@ class Pipeline:
                 sources = [by_id[i] for i in draft.source_event_ids if i in by_id]
                 sources = sources or ([] if named else events)
                 work = share or _event_tokens(sources)
-                obs_id, new = insert_observation(
-                    conn, _observation(ctx, draft, sources, work, generated_by),
-                    redact=self.db.redact_secrets,
-                )  # fmt: skip
+                obs = _observation(ctx, draft, sources, work, generated_by)
+                # Code a commit explains: the unit names that commit (its reason).
+                obs = history_links.linked(conn, obs, cwd=ctx.cwd)
+                obs_id, new = insert_observation(conn, obs, redact=self.db.redact_secrets)
                 # What it replaces is marked superseded; a rule discussed on in this session
                 # folds into the session's earlier decision, and a follow-up (a commit) into
                 # the unit it finished: that older id then holds it.

@@ -99,6 +99,8 @@ class Hit:
     token_cost: int
     score: float
     superseded_by: int | None = None  # the newer observation that replaced this one
+    source: str | None = None  # where an observation came from (`git`: the project's history)
+    commit: str | None = None  # a commit observation's hash
 
     @property
     def label(self) -> str:
@@ -134,6 +136,8 @@ def _hit(row: dict[str, Any], score: float = 0.0) -> Hit:
         token_cost=(int(row["chars"] or 0) + 3) // 4,
         score=round(score, 6),
         superseded_by=row.get("superseded_by"),
+        source=row.get("source"),
+        commit=row.get("sha"),
     )
 
 

@@ -1,7 +1,8 @@
 """Search results as compact text for agents: the index and a timeline.
 
 Times are UTC, like the session-start context. Record labels are `#12` (observation),
-`#S12` (summary) and `#P12` (prompt); `timeline` accepts the same labels as anchors.
+`#S12` (summary) and `#P12` (prompt); `timeline` accepts the same labels as anchors. A commit
+read from the project's git history says so in its type (`decision · history a1b2c3d`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterable
 
 from claude_mem.search.hybrid import Hit, SearchResult, Timeline
 from claude_mem.text import counted, shorten
+from claude_mem.vocabulary import shown_type
 
 QUERY_SHOWN = 80  # characters of the query echoed back
 HEADER = "| ID | Time | Type | Title | Tokens |"
@@ -51,8 +53,9 @@ def _table(hits: Iterable[Hit], anchor: Hit | None = None) -> list[str]:
             lines += ["", f"### {day}", HEADER, "|---|---|---|---|---|"]
         mark = " <- **ANCHOR**" if hit is anchor else ""
         title = _title(hit)
+        kind = shown_type(hit.type, hit.source, hit.commit)
         lines.append(
-            f"| {hit.label} | {_clock(hit.time)} | {hit.type} | {title}{mark} | ~{hit.token_cost} |"
+            f"| {hit.label} | {_clock(hit.time)} | {kind} | {title}{mark} | ~{hit.token_cost} |"
         )
     return lines
 

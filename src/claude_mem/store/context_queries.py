@@ -4,6 +4,9 @@
   its own index range, merged, instead of sorting every row of both projects; the current
   (not superseded) decisions the same way;
 - observations that read or modified a file, through the `observation_files` index;
+- sessions' memory only: the commits read from git history (`store.git_history`) are left out
+  of both, since history is not what recent sessions did (search and the gate's commit part
+  carry it);
 - the few whole records a prompt-time injection quotes.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from claude_mem.store.git_history import SOURCE as HISTORY
 from claude_mem.store.rows import row_dicts
 
 RECENT_TABLES = ("observations", "session_summaries")
@@ -26,14 +30,16 @@ def recent(
     decisions: bool = False,
 ) -> list[dict[str, Any]]:
     """The `limit` newest rows of `table` in any of `projects`, newest first. Superseded
-    observations are never among them; `decisions` keeps only observations of that type."""
+    observations and commits are never among them; `decisions` keeps only observations of
+    that type."""
     if table not in RECENT_TABLES:
         raise ValueError(f"not a per-project table: {table}")
     if not projects or limit <= 0:
         return []
     where = "project = ?"
     if table == "observations":
-        where += " AND superseded_by IS NULL" + (" AND type = 'decision'" if decisions else "")
+        where += f" AND superseded_by IS NULL AND source != '{HISTORY}'"
+        where += " AND type = 'decision'" if decisions else ""
     one = (
         f"SELECT * FROM (SELECT * FROM {table} WHERE {where} "
         "ORDER BY created_at DESC, id DESC LIMIT ?)"
@@ -49,9 +55,10 @@ def recent(
 def observations_touching(
     conn: sqlite3.Connection, file_paths: list[str], *, projects: tuple[str, ...], limit: int
 ) -> list[dict[str, Any]]:
-    """Observations of `projects` that read or modified any of `file_paths` (exact strings),
-    newest first. (`+project` keeps SQLite from scanning the project's index instead of
-    looking the few paths up; bench/context_bench.py times the gate.)"""
+    """Sessions' observations (not commits) of `projects` that read or modified any of
+    `file_paths` (exact strings), newest first. (`+project` keeps SQLite from scanning the
+    project's index instead of looking the few paths up; bench/context_bench.py times the
+    gate.)"""
     if not file_paths or not projects:
         return []
     paths = ", ".join("?" * len(file_paths))
@@ -59,7 +66,7 @@ def observations_touching(
     rows = conn.execute(
         f"""SELECT * FROM observations
             WHERE id IN (SELECT observation_id FROM observation_files WHERE path IN ({paths}))
-              AND +project IN ({names})
+              AND +project IN ({names}) AND source != '{HISTORY}'
             ORDER BY created_at DESC, id DESC LIMIT ?""",
         (*file_paths, *projects, limit),
     )

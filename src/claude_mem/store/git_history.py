@@ -155,19 +155,26 @@ def save_state(
 
 
 def commits_touching(
-    conn: sqlite3.Connection, file_paths: list[str], *, projects: tuple[str, ...], limit: int
+    conn: sqlite3.Connection,
+    file_paths: list[str],
+    *,
+    projects: tuple[str, ...],
+    limit: int,
+    explained: bool = False,
 ) -> list[dict[str, Any]]:
     """Commit observations of `projects` that changed any of `file_paths` (exact strings),
-    newest authored first, each with its `sha`."""
+    newest authored first, each with its `sha`; `explained` keeps only those whose message
+    has a body (the rationale)."""
     if not file_paths or not projects:
         return []
     paths = ", ".join("?" * len(file_paths))
     names = ", ".join("?" * len(projects))
+    body = " AND o.narrative != ''" if explained else ""
     rows = conn.execute(
         f"""SELECT o.*, g.sha AS sha FROM observations o
             JOIN git_commits g ON g.observation_id = o.id
             WHERE o.id IN (SELECT observation_id FROM observation_files WHERE path IN ({paths}))
-              AND +o.project IN ({names}) AND o.source = '{SOURCE}'
+              AND +o.project IN ({names}) AND o.source = '{SOURCE}'{body}
             ORDER BY o.created_at DESC, o.id DESC LIMIT ?""",
         (*file_paths, *projects, limit),
     )

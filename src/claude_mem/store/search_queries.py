@@ -40,18 +40,20 @@ _INDEX_COLUMNS = {
         r.title AS title, r.project AS project, r.session_id AS session_id,
         r.files_modified AS files_modified, r.files_read AS files_read,
         ({" + ".join(f"length(r.{c})" for c in _OBS_TEXT)}) AS chars,
-        r.superseded_by AS superseded_by""",
+        r.superseded_by AS superseded_by, r.source AS source,
+        CASE WHEN r.source = 'git' THEN (SELECT g.sha FROM git_commits g
+                                         WHERE g.observation_id = r.id) END AS sha""",
     "summary": f"""r.id, 'summary' AS kind, r.created_at AS time, 'summary' AS type,
         substr(COALESCE(NULLIF(r.request, ''), NULLIF(r.completed, ''), r.learned), 1,
                {_TITLE_PREFIX}) AS title,
         r.project AS project, r.session_id AS session_id,
         '[]' AS files_modified, '[]' AS files_read,
         ({" + ".join(f"length(r.{c})" for c in _SUMMARY_TEXT)}) AS chars,
-        NULL AS superseded_by""",
+        NULL AS superseded_by, NULL AS source, NULL AS sha""",
     "prompt": f"""r.id, 'prompt' AS kind, r.created_at AS time, 'prompt' AS type,
         substr(r.text, 1, {_TITLE_PREFIX}) AS title, s.project AS project,
         r.session_id AS session_id, '[]' AS files_modified, '[]' AS files_read,
-        length(r.text) AS chars, NULL AS superseded_by""",
+        length(r.text) AS chars, NULL AS superseded_by, NULL AS source, NULL AS sha""",
 }
 
 
@@ -224,7 +226,7 @@ def newest(
 
 def index_rows(conn: sqlite3.Connection, kind: Kind, ids: list[int]) -> dict[int, dict[str, Any]]:
     """Index rows (id, kind, time, type, title, project, session_id, files_*, chars,
-    superseded_by) by id."""
+    superseded_by, source, sha: a commit observation's hash) by id."""
     rows: dict[int, dict[str, Any]] = {}
     for start in range(0, len(ids), 500):
         chunk = tuple(ids[start : start + 500])

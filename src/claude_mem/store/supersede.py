@@ -30,6 +30,7 @@ import sqlite3
 from typing import Any
 
 from claude_mem.records import Observation
+from claude_mem.store.git_history import SOURCE as HISTORY
 from claude_mem.store.observations import content_hash
 from claude_mem.store.rows import dump_list, row_dict, row_dicts
 from claude_mem.subjects import content_words, jaccard, overlap, subjects
@@ -128,7 +129,9 @@ def _family(kind: str) -> tuple[str, ...]:
 
 
 def _words(row: dict[str, Any], leave_out: set[str]) -> set[str]:
-    return set(content_words(f"{row['title']} {row['subtitle']}")) - leave_out
+    # A commit's subtitle is its hash, date and author: no words of what it decides.
+    subtitle = "" if row.get("source") == HISTORY else row["subtitle"]
+    return set(content_words(f"{row['title']} {subtitle}")) - leave_out
 
 
 def _named(row: dict[str, Any]) -> tuple[set[str], set[str]]:

@@ -26,6 +26,8 @@ export const clipQuery = (text) =>
     : text.slice(0, HEAD_CHARS) + JOIN + text.slice(-(QUERY_CHARS - HEAD_CHARS - JOIN.length));
 
 const cssName = (text) => String(text).toLowerCase().replace(/[^a-z0-9-]/g, "-");
+// `history a1b2c3d`: the label of a commit read from git history (search hits carry its hash).
+const historyLabel = (hit) => (hit.commit ? `history ${hit.commit.slice(0, 7)}` : "history");
 
 export class Feed {
   constructor({ list, status, sentinel }) {
@@ -151,6 +153,10 @@ export class Feed {
         "div",
         { class: "card-meta" },
         el("span", { class: `badge badge-${cssName(label)}`, text: label }),
+        // A commit read from the project's git history, not a session's memory.
+        hit.source === "git"
+          ? el("span", { class: "badge badge-history", text: historyLabel(hit) })
+          : null,
         el("span", { class: "project", text: hit.project }),
         when(hit.time),
       ),

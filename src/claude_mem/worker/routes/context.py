@@ -159,8 +159,9 @@ ENDPOINTS = [
              "Session-start context for the agent plus its terminal view for the user",
              "context", query=ContextQuery, response=SessionStartContext),
     Endpoint("GET", "/api/context/file", file_context,
-             "File-read gate: earlier observations of a file unless it changed since "
-             "(text/plain, empty when none)", "context", query=FileQuery,
+             "File-read gate: earlier observations of a file unless it changed since, and "
+             "the commits that explain it (text/plain, empty when none)", "context",
+             query=FileQuery,
              media_type="text/plain"),
     Endpoint("GET", "/api/stream", event_stream,
              "Server-sent events: prompts, observations, summaries, queue status; resumable "
