@@ -336,6 +336,10 @@ CREATE TABLE git_commits (
 CREATE INDEX idx_git_commits_change ON git_commits (project, change_key);
 CREATE INDEX idx_git_commits_observation ON git_commits (observation_id)
     WHERE observation_id IS NOT NULL;
+-- Session-start context reads a project's newest observations that are not commits; a long
+-- history newer than the sessions must not be scanned through.
+CREATE INDEX idx_observations_sessions ON observations (project, created_at DESC)
+    WHERE source != 'git';
 CREATE TABLE git_history (
     project TEXT PRIMARY KEY,
     root TEXT NOT NULL,
