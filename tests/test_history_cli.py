@@ -143,3 +143,17 @@ def test_errors_are_one_clear_line_and_exit_2(repo: Repo, tmp_path: Path) -> Non
     assert "the project is excluded" in excluded
     with Database() as db:
         assert db.read().execute("SELECT count(*) FROM git_commits").fetchone()[0] == 0
+
+
+def test_status_names_the_histories_read(repo: Repo) -> None:
+    before = run_cli("status")
+    assert "git history   none read yet" in before.stdout
+    imported(str(repo.path), "--max", "2")
+    partly = run_cli("status")
+    assert "git history   ledger 1 commit (partly)" in partly.stdout  # the newest two: one is wip
+    imported(str(repo.path))
+    whole = json.loads(run_cli("status", "--json").stdout)
+    assert [(h["project"], h["commits"], h["root"]) for h in whole["git_history"]] == [
+        ("ledger", 2, str(repo.path))
+    ]
+    assert "git history   ledger 2 commits\n" in run_cli("status").stdout

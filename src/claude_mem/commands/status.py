@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def collect() -> dict[str, object]:
     from claude_mem import control, paths, settings
     from claude_mem.search import embedding_health
-    from claude_mem.store import stats
+    from claude_mem.store import git_history, stats
     from claude_mem.store.db import open_database
 
     pauses = control.pauses()
@@ -29,6 +29,7 @@ def collect() -> dict[str, object]:
             "database_files": sizes,
             **stats.snapshot(conn),
             "projects": [project["name"] for project in stats.projects(conn)],
+            "git_history": git_history.histories(conn),
             "mode": settings.load().get_str("CLAUDE_MEM_MODE"),
             "paused_all": pauses["all"] is not None,
             "paused_sessions": sorted(pauses["sessions"]),
@@ -62,6 +63,18 @@ def _capture_line(info: dict[str, object]) -> str:
     elif paused:
         line += f"; capture paused for {counted(len(paused), 'session')}: {', '.join(paused[-3:])}"
     return line
+
+
+def _history_line(histories: object) -> str:
+    """Commits kept per project whose history was read ("partly" until HEAD's is whole)."""
+    assert isinstance(histories, list)
+    if not histories:
+        return "none read yet (`claude-mem import --git`, or a session in a git checkout)"
+    parts = [
+        f"{h['project']} {counted(h['commits'], 'commit')}{'' if h['head'] else ' (partly)'}"
+        for h in histories
+    ]
+    return ", ".join(parts)
 
 
 def _worker_line(worker: object) -> str:
@@ -100,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     projects = info["projects"]
     assert isinstance(projects, list)
     print(f"projects      {', '.join(projects) if projects else '(none yet)'}")
+    print(f"git history   {_history_line(info['git_history'])}")
     print(f"mode          {_capture_line(info)}")
     if isinstance(info["embedding"], dict):
         from claude_mem.search.embedding_health import describe

@@ -140,6 +140,15 @@ def state(conn: sqlite3.Connection, project: str) -> dict[str, Any] | None:
     )
 
 
+def histories(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every project whose history was read: commits kept and when, newest first."""
+    rows = conn.execute(
+        "SELECT project, root, head, commits, refreshed_at FROM git_history"
+        " ORDER BY refreshed_at DESC"
+    )
+    return row_dicts(rows)
+
+
 def save_state(
     conn: sqlite3.Connection, project: str, root: str, head: str | None, *, now: int | None = None
 ) -> None:
