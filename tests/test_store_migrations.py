@@ -65,6 +65,10 @@ SEED_AFTER = {
         " created_at, superseded_by) VALUES (6, 1, 'proj', 'decision', 'Old', 'h6', 1009, 3)",
     ],
     "0012_fulltext_stemmed": [],
+    "0014_vector_text_hash": [
+        "INSERT INTO vectors (kind, row_id, model, dim, vector, created_at, text_hash)"
+        " VALUES ('observation', 4, 'm@1', 2, x'0000803f00000000', 1010, 'abc')",
+    ],
 }
 
 

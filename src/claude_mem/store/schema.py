@@ -318,3 +318,11 @@ DROP TABLE {table}_fts;
 """
     for table, columns in FTS_COLUMNS.items()
 )
+
+# The hash of the text each vector embeds (store/vectors.text_hash): a row whose text another
+# row's vector already embeds gets a copy instead of a model run. Vectors made before have
+# none and are simply not shared until re-embedded.
+VECTOR_TEXT_HASH = """
+ALTER TABLE vectors ADD COLUMN text_hash TEXT;
+CREATE INDEX idx_vectors_text_hash ON vectors (model, text_hash) WHERE text_hash IS NOT NULL;
+"""
