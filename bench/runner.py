@@ -64,6 +64,13 @@ BENCHMARKS = (
         "Embedding model threads and index recall on real vectors",
         quick=("--texts", "1000"),
     ),
+    Benchmark(
+        "worker-embed",
+        "worker_embed_bench.py",
+        "Background embedding of an imported git history",
+        args=("--commits", "3000", "--clones", "750"),
+        quick=("--commits", "1000", "--clones", "250"),
+    ),
     Benchmark("vector-floor", "vector_floor.py", "Vector similarity floor on real embeddings"),
     Benchmark(
         "transfer",

@@ -71,6 +71,10 @@ SEED_AFTER = {
         "INSERT INTO git_history (project, root, head, refreshed_at)"
         " VALUES ('proj', '/src/proj', 'a1b2c3d', 1011)",
     ],
+    "0014_vector_text_hash": [
+        "INSERT INTO vectors (kind, row_id, model, dim, vector, created_at, text_hash)"
+        " VALUES ('observation', 4, 'm@1', 2, x'0000803f00000000', 1010, 'abc')",
+    ],
 }
 
 

@@ -33,7 +33,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from claude_mem import log
 from claude_mem.search.embed import Embedder, load_embedder
@@ -51,7 +51,7 @@ POLL_S = 2.0
 RESYNC_S = 30.0  # how often the in-memory index is checked against the store (deletes)
 BACKOFF_START_S = 0.5  # first wait after a failed store operation; doubles per failure
 BACKOFF_MAX_S = 30.0
-BATCH_ROWS = 8
+BATCH_ROWS = 64  # rows per step: a stop, a reindex job or new rows wait at most one batch
 LOCK_POLL_S = 1.0  # how often a worker waiting for `claude-mem reindex` checks its lock
 QUERY_CACHE = 128
 BACKGROUND_NICE = 10
@@ -168,21 +168,49 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def embed_batch(db: Database, embedder: Embedder, kind: str) -> tuple[list[int], np.ndarray] | None:
-    """Embed and store up to BATCH_ROWS rows of `kind` that have no vector from this model:
-    (ids stored, their rows), or None when none is missing. Each batch commits, so an
-    interrupted run resumes where it stopped."""
-    rows = store.missing(db.read(), kind, embedder.model_id, BATCH_ROWS)
+class Batch(NamedTuple):
+    """One stored batch: the ids that got a vector, their rows, how many were copies of an
+    identical text's vector (the model not run for them), and the lowest id looked at."""
+
+    ids: list[int]
+    matrix: np.ndarray
+    copied: int
+    lowest: int
+
+
+def embed_batch(
+    db: Database, embedder: Embedder, kind: str, below: int | None = None
+) -> Batch | None:
+    """Embed and store up to BATCH_ROWS rows of `kind` (under id `below`, if given) that have
+    no vector from this model, or None when none is missing. A text this model already
+    embedded (the same hash) is copied, and identical texts in the batch are embedded once.
+    Each batch commits, so an interrupted run resumes where it stopped."""
+    import numpy as np  # noqa: PLC0415 - loaded with the model
+
+    conn = db.read()
+    rows = store.missing(conn, kind, embedder.model_id, BATCH_ROWS, below)
     if not rows:
         return None
-    matrix = embedder.embed([text for _, text in rows])
+    digests = [store.text_hash(text) for _, text in rows]
+    known = store.shared(conn, embedder.model_id, digests)
+    texts = {digest: text for (_, text), digest in zip(rows, digests, strict=True)}
+    fresh = [digest for digest in texts if digest not in known]
+    made = dict(zip(fresh, embedder.embed([texts[d] for d in fresh]), strict=True))
+    matrix = np.stack(
+        [made[d] if d in made else np.frombuffer(known[d], dtype="<f4") for d in digests]
+    ).astype(np.float32, copy=False)
     stored: list[int] = []
     with db.write() as conn:
-        for (row_id, _), vector in zip(rows, matrix, strict=True):
-            if store.upsert(conn, kind, row_id, embedder.model_id, vector):
+        for (row_id, _), vector, digest in zip(rows, matrix, digests, strict=True):
+            if store.upsert(conn, kind, row_id, embedder.model_id, vector, digest=digest):
                 stored.append(row_id)
     kept = set(stored)
-    return stored, matrix[[i for i, (row_id, _) in enumerate(rows) if row_id in kept]]
+    return Batch(
+        stored,
+        matrix[[i for i, (row_id, _) in enumerate(rows) if row_id in kept]],
+        len(rows) - len(fresh),
+        min(row_id for row_id, _ in rows),
+    )
 
 
 def count_missing(db: Database, model_id: str, kinds: Iterable[str]) -> int:
@@ -228,6 +256,10 @@ class Embedding:
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._queries_lock = threading.Lock()
         self._last_resync = 0.0
+        # Where each kind's walk down its backlog is (the lowest id it looked at): the next
+        # batch starts there. New rows or a reindex start the walk again from the top.
+        self._below: dict[str, int] = {}
+        self._restart = threading.Event()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -237,7 +269,8 @@ class Embedding:
             self._thread.start()
 
     def notify(self) -> None:
-        """New rows may exist: look now instead of at the next poll."""
+        """New rows may exist: look now, from the newest, instead of at the next poll."""
+        self._restart.set()
         self._wake.set()
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -311,6 +344,7 @@ class Embedding:
             return
         with self.db.write() as conn:
             store.reset(conn, embedder.model_id, job.kinds, keep=job.resume)
+        self._restart.set()
         if not job.resume:
             for kind in job.kinds:
                 self._indexes[kind].clear()
@@ -493,16 +527,31 @@ class Embedding:
         job = self._job if self._job is not None and self._job.state == "running" else None
         first = job.kinds if job is not None else ()
         for kind in (*first, *(k for k in KINDS if k not in first)):
-            batch = embed_batch(self.db, embedder, kind)
+            batch = self._next_batch(embedder, kind)
             if batch is None:
                 continue
-            self._indexes[kind].add(*batch)
+            self._indexes[kind].add(batch.ids, batch.matrix)
             if job is not None:
-                job.advanced(kind, len(batch[0]))
+                job.advanced(kind, len(batch.ids))
             return True
         if job is not None:
             job.state = "done"
         return False
+
+    def _next_batch(self, embedder: Embedder, kind: str) -> Batch | None:
+        """The next batch of `kind`'s backlog, newest first: below the last one, so rows
+        already embedded are not walked past again; from the top once the walk reaches the
+        oldest row (rows made meanwhile, or whose vector a trigger dropped) or is restarted."""
+        if self._restart.is_set():
+            self._restart.clear()
+            self._below.clear()
+        below = self._below.pop(kind, None)
+        batch = embed_batch(self.db, embedder, kind, below)
+        if batch is None and below is not None:
+            batch = embed_batch(self.db, embedder, kind)
+        if batch is not None:
+            self._below[kind] = batch.lowest
+        return batch
 
     def resync(self) -> None:
         """Drop index rows whose vectors the store deleted (row deleted or edited, triggers)

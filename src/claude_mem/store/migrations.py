@@ -39,6 +39,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0011_turns_and_supersede", schema.TURNS_AND_SUPERSEDE),
     Migration("0012_fulltext_stemmed", schema.FULLTEXT_STEMMED),
     Migration("0013_git_history", schema.GIT_HISTORY),
+    Migration("0014_vector_text_hash", schema.VECTOR_TEXT_HASH),
 )
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (

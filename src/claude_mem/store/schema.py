@@ -320,7 +320,7 @@ DROP TABLE {table}_fts;
 )
 
 # The project's git history as memory: every commit read (observation or not, so a re-run reads
-# only new ones), by project and hash; `change_key` (author, author time, subject) is what a
+# only new ones), by project and hash; `change_key` (author email, author time) is what a
 # rebase or an amend keeps, so a rewritten history does not double what it re-reads. One
 # `git_history` row per project says which HEAD was read in full and where the checkout is.
 GIT_HISTORY = """
@@ -347,4 +347,12 @@ CREATE TABLE git_history (
     commits INTEGER NOT NULL DEFAULT 0,
     refreshed_at INTEGER NOT NULL
 );
+"""
+
+# The hash of the text each vector embeds (store/vectors.text_hash): a row whose text another
+# row's vector already embeds gets a copy instead of a model run. Vectors made before have
+# none and are simply not shared until re-embedded.
+VECTOR_TEXT_HASH = """
+ALTER TABLE vectors ADD COLUMN text_hash TEXT;
+CREATE INDEX idx_vectors_text_hash ON vectors (model, text_hash) WHERE text_hash IS NOT NULL;
 """

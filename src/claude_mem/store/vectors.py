@@ -7,6 +7,7 @@ numpy is imported lazily: the CLI and store tests must not pay for it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable
@@ -19,9 +20,10 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-# What gets embedded per kind: the fields a person would search by meaning.
+# What gets embedded per kind: the fields a person would search by meaning. A commit's
+# (source 'git') subtitle and facts are hashes, dates and paths: only its subject and body are.
 _TEXT_SQL: dict[str, str] = {
-    "observation": "t.title, t.subtitle, t.narrative, t.facts",
+    "observation": "t.title, t.subtitle, t.narrative, t.facts, t.source",
     "summary": "t.request, t.learned, t.completed, t.next_steps",
     "prompt": "t.text",
 }
@@ -52,32 +54,62 @@ def _as_blob(vector: bytes | np.ndarray) -> tuple[bytes, int]:
     return array.tobytes(), int(array.shape[0])
 
 
+def text_hash(text: str) -> str:
+    """Identity of an embedded text: rows with the same one share a vector (two clones of one
+    history hold the same commit texts)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def upsert(
-    conn: sqlite3.Connection, kind: str, row_id: int, model: str, vector: bytes | np.ndarray
+    conn: sqlite3.Connection,
+    kind: str,
+    row_id: int,
+    model: str,
+    vector: bytes | np.ndarray,
+    *,
+    digest: str | None = None,
 ) -> bool:
-    """Store (or replace) one row's vector; returns False if the row is gone (deleted while it
-    was being embedded), so no orphan vector is ever written."""
+    """Store (or replace) one row's vector, with the `text_hash` of what it embeds; returns
+    False if the row is gone (deleted while it was being embedded), so no orphan vector is
+    ever written."""
     table = _table(kind)
     blob, dim = _as_blob(vector)
     cur = conn.execute(
-        f"""INSERT INTO vectors (kind, row_id, model, dim, vector, created_at)
-            SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM {table} WHERE id = ?)
+        f"""INSERT INTO vectors (kind, row_id, model, dim, vector, created_at, text_hash)
+            SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM {table} WHERE id = ?)
             ON CONFLICT (kind, row_id) DO UPDATE SET
-                model = excluded.model, dim = excluded.dim,
-                vector = excluded.vector, created_at = excluded.created_at""",
-        (kind, row_id, model, dim, blob, now_ms(), row_id),
+                model = excluded.model, dim = excluded.dim, vector = excluded.vector,
+                created_at = excluded.created_at, text_hash = excluded.text_hash""",
+        (kind, row_id, model, dim, blob, now_ms(), digest, row_id),
     )
     return cur.rowcount > 0
+
+
+def shared(conn: sqlite3.Connection, model: str, digests: Iterable[str]) -> dict[str, bytes]:
+    """Vectors `model` already made for these text hashes (of any kind), by hash."""
+    wanted = list(dict.fromkeys(digests))
+    if not wanted:
+        return {}
+    rows = conn.execute(
+        f"""SELECT text_hash, vector FROM vectors
+            WHERE model = ? AND text_hash IN ({", ".join("?" * len(wanted))})""",
+        (model, *wanted),
+    ).fetchall()
+    return {str(row[0]): bytes(row[1]) for row in rows}
 
 
 def _text(kind: str, row: sqlite3.Row | tuple[object, ...]) -> str:
     values = list(row)
     if kind == "observation":
+        title, subtitle, narrative, facts_json, source = values
+        if source == "git":
+            return "\n".join(str(v) for v in (title, narrative) if v)
         try:
-            facts = json.loads(str(values[3]) or "[]")
+            facts = json.loads(str(facts_json) or "[]")
         except ValueError:
             facts = []
-        values[3] = "\n".join(str(f) for f in facts) if isinstance(facts, list) else ""
+        facts_text = "\n".join(str(f) for f in facts) if isinstance(facts, list) else ""
+        values = [title, subtitle, narrative, facts_text]
     return "\n".join(str(v) for v in values if v)
 
 
@@ -88,11 +120,15 @@ def _missing_sql(kind: str, select: str) -> str:
         WHERE v.row_id IS NULL AND {_ELIGIBLE[kind]}"""
 
 
-def missing(conn: sqlite3.Connection, kind: str, model: str, limit: int) -> list[tuple[int, str]]:
+def missing(
+    conn: sqlite3.Connection, kind: str, model: str, limit: int, below: int | None = None
+) -> list[tuple[int, str]]:
     """Rows with no vector from `model`, newest first (recent work is searched most), with the
-    text to embed."""
+    text to embed; only ids under `below` if given (a caller walking a backlog resumes there
+    instead of skipping every row it already embedded, which grows with the backlog)."""
+    under = "" if below is None else f" AND t.id < {int(below)}"
     rows = conn.execute(
-        _missing_sql(kind, f"t.id, {_TEXT_SQL[kind]}") + " ORDER BY t.id DESC LIMIT ?",
+        _missing_sql(kind, f"t.id, {_TEXT_SQL[kind]}") + under + " ORDER BY t.id DESC LIMIT ?",
         (model, limit),
     ).fetchall()
     return [(int(row[0]), _text(kind, tuple(row)[1:])) for row in rows]
