@@ -164,9 +164,11 @@ def _here(name: str, kinds: tuple[str, ...], resume: bool) -> int:
             with _progress() as progress:
                 for kind in kinds:
                     bar = progress.add_task(_label(kind), total=totals[kind])
-                    while batch := embed_batch(db, embedder, kind):
-                        progress.advance(bar, len(batch[0]))
-                        done += len(batch[0])
+                    below = None  # newest first, each batch below the last: no rescans
+                    while batch := embed_batch(db, embedder, kind, below):
+                        below = batch.lowest
+                        progress.advance(bar, len(batch.ids))
+                        done += len(batch.ids)
         finally:
             lock.release()
     return _done(done, model_id)
