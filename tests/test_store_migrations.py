@@ -65,6 +65,12 @@ SEED_AFTER = {
         " created_at, superseded_by) VALUES (6, 1, 'proj', 'decision', 'Old', 'h6', 1009, 3)",
     ],
     "0012_fulltext_stemmed": [],
+    "0013_git_history": [
+        "INSERT INTO git_commits (project, sha, change_key, observation_id, authored_at)"
+        " VALUES ('proj', 'a1b2c3d', 'k1', 3, 1010)",
+        "INSERT INTO git_history (project, root, head, refreshed_at)"
+        " VALUES ('proj', '/src/proj', 'a1b2c3d', 1011)",
+    ],
 }
 
 

@@ -1,8 +1,10 @@
-"""`claude-mem import FILE` / `claude-mem import --from-claude-mem [PATH]`.
+"""`claude-mem import FILE` / `--from-claude-mem [PATH]` / `--git [PATH]`.
 
 FILE is a `claude-mem export` (JSON Lines; `-` reads stdin). `--from-claude-mem` reads the
 original claude-mem's database (default ~/.claude-mem/claude-mem.db) read-only. Either way,
-importing again adds nothing, and every text is privacy-cleaned on the way in. Imported rows
+importing again adds nothing, and every text is privacy-cleaned on the way in. `--git` reads
+a repository's history (`git` itself) into memory, one observation per commit that says
+something; again, only new commits are read. Imported rows
 are embedded for semantic search by the worker in the background (at its next start if it
 is not running).
 """
@@ -26,7 +28,57 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--map-project", action="append", default=[], metavar="OLD=NEW",
         help="store project OLD as NEW (with --from-claude-mem); repeatable",
     )  # fmt: skip
+    parser.add_argument(
+        "--git", nargs="?", const=".", metavar="PATH",
+        help="import the git history of the repository at PATH (default: the current directory)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--since", metavar="DATE|REV",
+        help="with --git: only commits after DATE (as git reads dates) or after revision REV",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max", type=int, metavar="N", help="with --git: at most the N newest commits"
+    )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def _import_git(args: argparse.Namespace) -> dict[str, Any]:
+    from claude_mem.commands.progress import progress_bar
+    from claude_mem.history.gitlog import GitError
+    from claude_mem.history.importer import import_history
+    from claude_mem.settings import load
+    from claude_mem.store.db import open_database
+
+    if args.file or args.from_claude_mem:
+        raise ValueError("--git reads a repository: give no FILE and no --from-claude-mem")
+    if args.max is not None and args.max < 1:
+        raise ValueError("--max needs a positive number of commits")
+    settings = load()
+    try:
+        with open_database(settings) as db, progress_bar("reading history") as bar:
+            stats = import_history(
+                db, args.git, since=args.since, max_commits=args.max,
+                excluded=settings.get_str("CLAUDE_MEM_EXCLUDED_PROJECTS"),
+                progress=bar.advance, on_total=bar.total,
+            )  # fmt: skip
+    except GitError as exc:
+        raise ValueError(f"{args.git}: {exc}") from None
+    return stats.as_dict()
+
+
+def _print_git(result: dict[str, Any]) -> None:
+    skipped = {k: n for k, n in result["skipped"].items() if n}
+    kept = counted(result["imported"]["commits"], "commit")
+    rewritten = result["imported"]["rewritten"]
+    parts = [f"{kept} of {result['project']}'s history imported"]
+    if rewritten:
+        parts.append(f"{counted(rewritten, 'rewritten commit')} replaced")
+    line = ", ".join(parts)
+    if skipped:
+        line += " (skipped: " + ", ".join(f"{n} {k}" for k, n in skipped.items()) + ")"
+    print(line)
+    if result["pending"]:
+        print(f"{counted(result['pending'], 'commit')} left: run it again to read them")
 
 
 def _import(args: argparse.Namespace) -> dict[str, Any]:
@@ -36,8 +88,10 @@ def _import(args: argparse.Namespace) -> dict[str, Any]:
     from claude_mem.store.db import open_database
     from claude_mem.transfer import claude_mem, jsonl
 
+    if args.since or args.max is not None:
+        raise ValueError("--since and --max only apply with --git")
     if bool(args.file) == bool(args.from_claude_mem):
-        raise ValueError("give a FILE to import, or --from-claude-mem [PATH]")
+        raise ValueError("give a FILE to import, --from-claude-mem [PATH] or --git [PATH]")
     with open_database() as db, progress_bar("importing") as bar:
         if args.from_claude_mem:
             mapping = claude_mem.parse_project_map(args.map_project)
@@ -66,12 +120,17 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     try:
-        result = _import(args)
+        result = _import_git(args) if args.git else _import(args)
     except ValueError as exc:  # a bad file or source: nothing was written
         print(f"claude-mem import: {exc}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(result, indent=2))
+        return 0
+    if args.git:
+        _print_git(result)
+        if result["imported"]["commits"] or result["imported"]["rewritten"]:
+            print(_embedding_note())
         return 0
     imported, skipped = result["imported"], result["skipped"]
     from claude_mem.transfer.records import PLURAL

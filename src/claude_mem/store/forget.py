@@ -2,12 +2,15 @@
 
 Deleting the sessions cascades to their prompts, observations, summaries, tool uses, queue
 rows and token usage; the full-text and vector rows follow by triggers (schema.py). Rows that
-carry the project's name under another project's session go too.
+carry the project's name under another project's session go too, and what was read of its
+git history (a later import reads it again).
 """
 
 from __future__ import annotations
 
 import sqlite3
+
+from claude_mem.store import git_history
 
 COUNTED = (
     ("sessions", "SELECT count(*) FROM sessions WHERE project = ?"),
@@ -33,4 +36,5 @@ def forget_project(conn: sqlite3.Connection, project: str) -> dict[str, int]:
     conn.execute("DELETE FROM observations WHERE project = ?", (project,))
     conn.execute("DELETE FROM session_summaries WHERE project = ?", (project,))
     conn.execute("DELETE FROM sessions WHERE project = ?", (project,))
+    git_history.forget(conn, project)
     return counts

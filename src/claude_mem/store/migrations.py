@@ -38,6 +38,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0010_observation_source", schema.OBSERVATION_SOURCE),
     Migration("0011_turns_and_supersede", schema.TURNS_AND_SUPERSEDE),
     Migration("0012_fulltext_stemmed", schema.FULLTEXT_STEMMED),
+    Migration("0013_git_history", schema.GIT_HISTORY),
 )
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -318,3 +318,29 @@ DROP TABLE {table}_fts;
 """
     for table, columns in FTS_COLUMNS.items()
 )
+
+# The project's git history as memory: every commit read (observation or not, so a re-run reads
+# only new ones), by project and hash; `change_key` (author, author time, subject) is what a
+# rebase or an amend keeps, so a rewritten history does not double what it re-reads. One
+# `git_history` row per project says which HEAD was read in full and where the checkout is.
+GIT_HISTORY = """
+CREATE TABLE git_commits (
+    project TEXT NOT NULL,
+    sha TEXT NOT NULL,
+    change_key TEXT NOT NULL,
+    observation_id INTEGER REFERENCES observations (id) ON DELETE SET NULL,
+    skipped TEXT,
+    authored_at INTEGER NOT NULL,
+    PRIMARY KEY (project, sha)
+) WITHOUT ROWID;
+CREATE INDEX idx_git_commits_change ON git_commits (project, change_key);
+CREATE INDEX idx_git_commits_observation ON git_commits (observation_id)
+    WHERE observation_id IS NOT NULL;
+CREATE TABLE git_history (
+    project TEXT PRIMARY KEY,
+    root TEXT NOT NULL,
+    head TEXT,
+    commits INTEGER NOT NULL DEFAULT 0,
+    refreshed_at INTEGER NOT NULL
+);
+"""

@@ -88,6 +88,38 @@ def settle(conn: sqlite3.Connection, obs_id: int) -> int:
     return survivor
 
 
+def settle_in_time(conn: sqlite3.Connection, obs_id: int) -> None:
+    """`settle` for a decision read from history, which may be stored after sessions that
+    came later: against the sessions' current decisions of its project, it is superseded by
+    the newest later one about the same thing, and supersedes the earlier ones."""
+    new = row_dict(conn.execute("SELECT * FROM observations WHERE id = ?", (obs_id,)).fetchone())
+    if new is None or new["type"] != "decision":
+        return
+    others = row_dicts(
+        conn.execute(
+            """SELECT * FROM observations WHERE project = ? AND type = 'decision'
+                AND source != 'git' AND superseded_by IS NULL AND id != ?
+                ORDER BY created_at DESC LIMIT ?""",
+            (new["project"], obs_id, CANDIDATES),
+        )
+    )
+    later = [o for o in others if o["created_at"] > new["created_at"] and same_thing(o, new)]
+    if later:
+        conn.execute(
+            "UPDATE observations SET superseded_by = ? WHERE id = ?", (later[0]["id"], obs_id)
+        )
+        return
+    earlier = [
+        o["id"] for o in others if o["created_at"] <= new["created_at"] and same_thing(new, o)
+    ]
+    if earlier:
+        conn.execute(
+            f"""UPDATE observations SET superseded_by = ?
+                WHERE id IN ({", ".join("?" * len(earlier))})""",
+            (obs_id, *earlier),
+        )
+
+
 def _family(kind: str) -> tuple[str, ...]:
     """The types a row of type `kind` may supersede: decisions decide, units change."""
     if kind == "decision":

@@ -1,0 +1,1 @@
+"""The project's git history as memory: commits read with `git`, kept as observations."""

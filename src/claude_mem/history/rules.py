@@ -1,0 +1,125 @@
+"""Which commits become memory, and of what type: rules on the message and the patch alone.
+
+A commit is kept when it says something: a merge without a body, a bot's commit, a change of
+whitespace alone, and a message that names no change ("wip", "fix typo") are skipped, and a
+`fixup!`/`squash!` commit folds into the commit it amends. The type follows the words a
+developer uses: a revert, and a body that states a rule or a choice, is a `decision`; then
+`bugfix`, `feature`, `refactor` by their verbs or conventional-commit prefix; `change`
+otherwise. English only, like the local compressor's decisions.
+"""
+
+from __future__ import annotations
+
+import re
+
+from claude_mem.history.gitlog import Commit
+from claude_mem.vocabulary import ObservationType
+
+# Skip reasons, as `import --git` counts them.
+MERGE, BOT, FORMAT, TRIVIAL, FOLDED = "merge", "bot", "format", "trivial", "folded"
+
+_BOTS = re.compile(
+    r"\[bot\]|^(dependabot|renovate|greenkeeper|github-actions|pre-commit-ci|snyk-bot|"
+    r"mergify|allcontributors|semantic-release-bot|codecov)\b",
+    re.IGNORECASE,
+)
+_FOLD = re.compile(r"^(fixup|squash|amend)! +(.+)$")
+_TRIVIAL_TEXT = """wip . .. ... fix fixes fixed update updates updated typo typos minor tweak
+    tweaks cleanup misc tmp temp test tests changes change stuff commit save oops more asdf init"""
+_TRIVIAL = frozenset(_TRIVIAL_TEXT.split())
+_TRIVIAL_PHRASES = frozenset({"fix typo", "fixed typo", "fix typos", "clean up",
+                              "initial commit", "first commit"})  # fmt: skip
+_FORMATTING = re.compile(
+    r"^(style(\(.+\))?:|(re)?format(ted|ting)?\b|run (black|ruff format|prettier|gofmt|rustfmt)|"
+    r"(black|prettier|gofmt|rustfmt|ruff format)\b|whitespace\b|lint(ing)?( fixes)?$)",
+    re.IGNORECASE,
+)
+_REVERT = re.compile(
+    r'^Revert "|^revert(\(.+\))?:|\bThis reverts commit ([0-9a-f]{7,40})', re.I | re.M
+)
+REVERTED = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
+_CONVENTIONAL = re.compile(r"^(\w+)(\([^)]*\))?!?:\s*")
+_PREFIX_TYPES: dict[str, ObservationType] = {
+    "fix": "bugfix", "bugfix": "bugfix", "hotfix": "bugfix",
+    "feat": "feature", "feature": "feature",
+    "refactor": "refactor", "perf": "refactor",
+}  # fmt: skip
+_DECIDES = re.compile(
+    r"\b(we (chose|choose|decided|decide|keep|prefer|must|never|always|settled|agreed)|"
+    r"(must|should) (not|never|always|stay|remain|be kept)|do not|don't|never|always|"
+    r"instead of|rather than|on purpose|deliberately|intentional(ly)?|keep (it|the|this|them))\b",
+    re.IGNORECASE,
+)
+_VERBS: tuple[tuple[ObservationType, re.Pattern[str]], ...] = (
+    ("bugfix", re.compile(r"^(fix(es|ed)?|bug|hotfix|patch|repair|resolve[sd]?|correct(s|ed)?|"
+                          r"prevent|handle|avoid)\b|\b(bug|crash|regression|broken|race)\b", re.I)),
+    ("feature", re.compile(r"^(add(s|ed)?|implement(s|ed)?|introduce[sd]?|support(s|ed)?|"
+                           r"new|allow(s|ed)?|enable[sd]?|create[sd]?)\b", re.I)),
+    ("refactor", re.compile(r"^(refactor(s|ed)?|rename[sd]?|move[sd]?|extract(s|ed)?|"
+                            r"simplif(y|ies|ied)|clean(s|ed)? up|restructure[sd]?|split|"
+                            r"reorganis|reorganiz|inline[sd]?|dedup)", re.I)),
+)  # fmt: skip
+_TRAILER = re.compile(
+    r"^(signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|cc|change-id|"
+    r"reviewed-on|suggested-by|helped-by):.*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def fold_target(commit: Commit) -> str | None:
+    """The subject a `fixup!`/`squash!` commit amends, or None."""
+    match = _FOLD.match(commit.subject)
+    return match.group(2).strip() if match else None
+
+
+def skip_reason(commit: Commit) -> str | None:
+    """Why `commit` is not memory (MERGE, BOT, FORMAT, TRIVIAL, FOLDED), or None to keep it."""
+    body = body_text(commit)
+    if len(commit.parents) > 1 and not body:
+        return MERGE
+    if _BOTS.search(commit.author) or _BOTS.search(commit.email.split("@")[0]):
+        return BOT
+    if fold_target(commit) is not None:
+        return FOLDED
+    subject = commit.subject
+    if not body and _FORMATTING.search(subject):
+        return FORMAT
+    if len(commit.parents) <= 1 and not commit.files and not body:
+        return FORMAT  # nothing but whitespace changed (git's -w leaves no hunk)
+    if not body and _trivial(subject):
+        return TRIVIAL
+    return None
+
+
+def _trivial(subject: str) -> bool:
+    words = re.sub(r"[^\w\s.]", " ", _CONVENTIONAL.sub("", subject)).lower().split()
+    if not words:
+        return True
+    phrase = " ".join(words)
+    return phrase in _TRIVIAL_PHRASES or (len(words) <= 2 and all(w in _TRIVIAL for w in words))
+
+
+def body_text(commit: Commit) -> str:
+    """The body without trailers (sign-offs, co-authors, change ids): the rationale."""
+    return re.sub(r"\n{3,}", "\n\n", _TRAILER.sub("", commit.body)).strip()
+
+
+def reverted(commit: Commit) -> str | None:
+    """The hash a revert names, if it names one."""
+    match = REVERTED.search(commit.message)
+    return match.group(1) if match else None
+
+
+def commit_type(commit: Commit) -> ObservationType:
+    """decision for reverts and bodies that state a rule or a choice; else by the subject."""
+    if _REVERT.search(commit.message) or _DECIDES.search(body_text(commit)):
+        return "decision"
+    subject = commit.subject
+    prefix = _CONVENTIONAL.match(subject)
+    if prefix and prefix.group(1).lower() in _PREFIX_TYPES:
+        return _PREFIX_TYPES[prefix.group(1).lower()]
+    plain = _CONVENTIONAL.sub("", subject)
+    for kind, pattern in _VERBS:
+        if pattern.search(plain):
+            return kind
+    return "change"
