@@ -11,18 +11,19 @@ bumps, whitespace-only commits, six authors (one with a Latin-1, not UTF-8, name
 dates over six years. It is cached under bench/out/ keyed on a hash of the generator's source
 and parameters, so re-runs skip the build.
 
-Measured, each `claude-mem import --git REPO --json` in its own process with a fresh
+Measured, each `claude-mem import --git REPO --json` in its own process, all into one fresh
 `CLAUDE_MEM_DATA_DIR`: the first import (commits read per second of the process's wall time,
 its peak RSS with its git children), a second run (nothing new), and a run after 500 more
-commits land on top (only those read). Floor (issue #16): >= 500 commits/s on the first
-import of a 50,000-commit history. Exit 0 unless `--check` and the floor is missed.
+commits land on top (only those read). "Listed" counts the revisions `git rev-list` names,
+"read" those not already in memory, whose messages and patches are read and judged.
+Floor (issue #16): >= 500 commits/s on the first import of a 50,000-commit history. Exit 0
+unless `--check` and the floor is missed.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import inspect
 import json
 import os
 import random
@@ -392,6 +393,7 @@ class History:
 
     def subject(self, func: str, module: str) -> tuple[str, str]:
         roll = self.rng.random()
+        templates: tuple[str, ...]
         if roll < 0.4:
             kind, templates = "fix", FIX
         elif roll < 0.6:
@@ -586,8 +588,10 @@ class History:
 
 
 def generator_key(params: Params) -> str:
-    """A hash of the generator (this file above the benchmark) and its parameters."""
+    """A hash of the generator (this file from its vocabulary to the benchmark) and its
+    parameters."""
     source = Path(__file__).read_text("utf-8").split("# --- the benchmark ---", 1)[0]
+    source = source.split("# --- the vocabulary ---", 1)[1]
     blob = source + json.dumps(asdict(params), sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -612,7 +616,8 @@ def build(params: Params) -> tuple[Path, dict[str, Any]]:
         ["git", "fast-import", "--quiet", "--done"], cwd=repo, stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, bufsize=1 << 20,
     )  # fmt: skip
-    assert feed.stdin is not None and feed.stdout is not None
+    assert feed.stdin is not None
+    assert feed.stdout is not None
     made = History(params, feed.stdin, feed.stdout).run()
     feed.stdin.close()
     if feed.wait() != 0:
@@ -656,11 +661,11 @@ def imported(repo: Path, data: Path) -> dict[str, Any]:
             raise SystemExit(f"claude-mem import --git exited {child.returncode}:\n{tail}")
         answer: dict[str, Any] = json.loads(out.read())
     skipped = answer.get("skipped", {})
-    read = int(answer["imported"]["commits"]) + sum(int(v) for v in skipped.values())
+    listed = sum(int(v) for v in [*answer["imported"].values(), *skipped.values()])
     return {
         "answer": answer,
-        "read": read,
-        "new": read - int(skipped.get("known", 0)),
+        "listed": listed,
+        "read": listed - int(skipped.get("known", 0)),
         "wall_s": round(seconds, 2),
         "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
     }
@@ -684,7 +689,7 @@ def measure(params: Params) -> dict[str, Any]:
     met = {
         "rate": rate >= FLOOR_RATE,
         "again_adds_nothing": runs["again"]["answer"]["imported"]["commits"] == 0,
-        "added_reads_only_new": runs["added"]["new"] <= params.commits - params.base,
+        "added_reads_only_new": runs["added"]["read"] <= params.commits - params.base,
     }
     return {
         "history": history,
@@ -706,14 +711,14 @@ def markdown(result: dict[str, Any]) -> Iterator[str]:
         f"{counts['files']} files at the tip; {how}. The first two runs see the first "
         f"{result['base']} commits, the third {result['added']} more.\n"
     )
-    yield "| run | commits read | new | imported | skipped | wall s | reported s | peak RSS |"
+    yield "| run | commits listed | read | imported | skipped | wall s | reported s | peak RSS |"
     yield "|---|---:|---:|---:|---|---:|---:|---:|"
     labels = {"first": "first import", "again": "again (nothing new)", "added": "after +new"}
     for name, run in result["runs"].items():
         answer = run["answer"]
         skipped = ", ".join(f"{k} {v}" for k, v in answer.get("skipped", {}).items())
         yield (
-            f"| {labels[name]} | {run['read']} | {run['new']} | "
+            f"| {labels[name]} | {run['listed']} | {run['read']} | "
             f"{answer['imported']['commits']} | {skipped} | {run['wall_s']:.2f} | "
             f"{float(answer.get('seconds', 0)):.2f} | {run['peak_rss_mib']:.0f} MiB |"
         )
@@ -721,9 +726,13 @@ def markdown(result: dict[str, Any]) -> Iterator[str]:
     yield "\n| figure | measured | floor | met |"
     yield "|---|---:|---:|---|"
     verdict = "yes" if met["rate"] else "NO"
-    yield f"| first import, commits read/s (wall) | {result['rate']:.0f} | ≥ {result['floor']:.0f} | {verdict} |"
-    for name, label in (("again_adds_nothing", "a second run adds nothing"),
-                        ("added_reads_only_new", "after new commits, only those are new")):  # fmt: skip
+    rate, floor = f"{result['rate']:.0f}", f"≥ {result['floor']:.0f}"
+    yield f"| first import, commits read/s (wall) | {rate} | {floor} | {verdict} |"
+    checks = {
+        "again_adds_nothing": "a second run adds nothing",
+        "added_reads_only_new": "after new commits, only those are read",
+    }
+    for name, label in checks.items():
         yield f"| {label} | | | {'yes' if met[name] else 'NO'} |"
 
 
