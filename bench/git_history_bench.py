@@ -601,26 +601,27 @@ def git(*args: str, cwd: Path) -> str:
     return done.stdout.decode("utf-8", "replace").strip()
 
 
-def build(params: Params) -> tuple[Path, dict[str, Any]]:
+def build(params: Params, cache: Path = CACHE) -> tuple[Path, dict[str, Any]]:
     """The generated repository (from the cache when the generator is unchanged) and what it
     holds: {counts, seconds (to build, 0 when cached)}."""
-    folder = CACHE / f"git-history-{generator_key(params)}"
+    folder = cache / f"git-history-{generator_key(params)}"
     repo, about = folder / REPO_NAME, folder / "made.json"
     if about.exists():
         return repo, {**json.loads(about.read_text()), "seconds": 0.0}
-    shutil.rmtree(folder, ignore_errors=True)
+    for stale in cache.glob("git-history-*"):  # an older generator's, or a half-built one
+        shutil.rmtree(stale, ignore_errors=True)
     repo.mkdir(parents=True)
     started = time.monotonic()
     git("init", "-q", "-b", "main", cwd=repo)
-    feed = subprocess.Popen(
+    with subprocess.Popen(
         ["git", "fast-import", "--quiet", "--done"], cwd=repo, stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, bufsize=1 << 20,
-    )  # fmt: skip
-    assert feed.stdin is not None
-    assert feed.stdout is not None
-    made = History(params, feed.stdin, feed.stdout).run()
-    feed.stdin.close()
-    if feed.wait() != 0:
+    ) as feed:  # fmt: skip
+        assert feed.stdin is not None
+        assert feed.stdout is not None
+        made = History(params, feed.stdin, feed.stdout).run()
+        feed.stdin.close()
+    if feed.returncode != 0:
         raise SystemExit(f"git fast-import failed (exit {feed.returncode})")
     git("update-ref", "-d", "refs/heads/topic", cwd=repo)
     git("reset", "-q", "--hard", "main", cwd=repo)

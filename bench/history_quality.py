@@ -37,11 +37,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repo root
 
-import memory_quality as mq
+from bench import memory_quality as mq
+from bench.git_history_bench import claude_mem, git
+
 from claude_mem.demo import run as demo
-from git_history_bench import claude_mem, git
 
 CORPUS = Path(__file__).resolve().parent / "history_quality_corpus"
 TOP = mq.TOP
@@ -198,15 +199,12 @@ def build(project: Project, repo: Path) -> dict[str, str]:
 # --- the run --------------------------------------------------------------------------------
 
 
-def cli(*args: str) -> dict[str, Any]:
-    """`claude-mem ARGS --json` in this (pinned) environment, its answer."""
-    done = subprocess.run(
-        [claude_mem(), *args, "--json"], capture_output=True, check=False, text=True
-    )
+def cli(*args: str) -> str:
+    """`claude-mem ARGS` in this (pinned) environment: its output."""
+    done = subprocess.run([claude_mem(), *args], capture_output=True, check=False, text=True)
     if done.returncode != 0:
         raise SystemExit(f"claude-mem {' '.join(args)} exited {done.returncode}: {done.stderr}")
-    answer: dict[str, Any] = json.loads(done.stdout)
-    return answer
+    return done.stdout
 
 
 def answering(db: Path, project: str, shas: dict[str, str]) -> dict[str, str]:
@@ -261,7 +259,7 @@ def measure(keep: bool) -> dict[str, Any]:
         for project in projects:
             repo = scratch / "repos" / project.name
             shas[project.name] = build(project, repo)
-            imports[project.name] = cli("import", "--git", str(repo))
+            imports[project.name] = json.loads(cli("import", "--git", str(repo), "--json"))
         cli("reindex")
         worker = demo._start_worker()
         stats = mq.wait_settled(worker)
