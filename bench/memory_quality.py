@@ -511,9 +511,13 @@ def count_observations(db: Path) -> int:
         conn.close()
 
 
-def ranking(worker: demo.Worker, query: str, limit: int) -> tuple[list[str], str]:
-    """The labels `/api/search` ranks for `query`, best first, and its mode."""
-    status, body = demo._get(worker, f"/api/search?query={quote(query)}&limit={limit}")
+def ranking(
+    worker: demo.Worker, query: str, limit: int, project: str = ""
+) -> tuple[list[str], str]:
+    """The labels `/api/search` ranks for `query` (within `project` if given), best first,
+    and its mode."""
+    within = f"&project={quote(project)}" if project else ""
+    status, body = demo._get(worker, f"/api/search?query={quote(query)}&limit={limit}{within}")
     if status != 200:
         raise demo.DemoError(f"/api/search answered {status}: {body[:200]!r}")
     answer = json.loads(body)

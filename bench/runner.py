@@ -96,6 +96,17 @@ BENCHMARKS = (
         "Memory quality: recall, injection and units on realistic sessions",
         quick=("--noise", "20"),
     ),
+    Benchmark(
+        "git-history",
+        "git_history_bench.py",
+        "History import: a 50,000-commit repository made with git",
+        quick=("--commits", "5000"),
+    ),
+    Benchmark(
+        "history-quality",
+        "history_quality.py",
+        "History recall: commit reasons found by questions in other words",
+    ),
 )
 BY_NAME = {bench.name: bench for bench in BENCHMARKS}
 
