@@ -243,3 +243,40 @@ def test_non_utf8_author_names_and_messages_read_correctly(
     assert rows[raw]["subtitle"].endswith("· José Muñoz")
     assert rows[declared]["narrative"] == "Düsseldorf office."
     assert rows[declared]["subtitle"].endswith("· José Muñoz")
+
+
+@pytest.mark.parametrize(
+    ("subject", "skipped"),
+    [("Run black", "format"), ("style: wrap long lines", "format"),
+     ("Reformat the parser", "format"), ("Format code with prettier", "format"),
+     ("Format the total with two decimals", None),
+     ("Format dates as ISO 8601 in the export", None)],
+)  # fmt: skip
+def test_only_a_formatters_run_is_skipped_as_formatting(
+    db: Database, repo: Repo, subject: str, skipped: str | None
+) -> None:
+    repo.commit({"app.py": "def total():\n    return 1\n"}, "Add the app")
+    sha = repo.commit({"app.py": "def total():\n    return round(1, 2)\n"}, subject)
+    imported(db, repo)
+    assert by_sha(db)[sha]["skipped"] == skipped
+
+
+def test_a_long_history_is_read_by_several_git_runs_each_commit_once(
+    db: Database, repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from claude_mem.history import gitlog
+
+    monkeypatch.setattr(gitlog, "CHUNK", 2)
+    shas = [repo.commit({f"m{n}.py": f"X = {n}\n"}, f"Add module {n}") for n in range(5)]
+    runs: list[list[str]] = []
+    real = gitlog._read_part
+
+    def counted(root: str, part: list[str]) -> Iterator[gitlog.Commit]:
+        runs.append(part)
+        return real(root, part)
+
+    monkeypatch.setattr(gitlog, "_read_part", counted)
+    stats = imported(db, repo)
+    assert stats.commits == 5
+    assert [len(part) for part in runs] == [2, 2, 1]
+    assert sorted(by_sha(db)) == sorted(shas)

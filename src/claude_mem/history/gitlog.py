@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+CHUNK = 2_000  # commits per `git log` run (bounds git's memory on a long history)
 FILES = 40  # files kept per commit (counts cover them all)
 SYMBOLS = 12  # symbol names kept per commit
 LINE = 1 << 16  # bytes read of one patch line (a minified file's line is cut, not held)
@@ -190,7 +191,14 @@ def _attributes() -> str:
 
 
 def read(root: str | Path, shas: Iterable[str]) -> Generator[Commit]:
-    """The commits `shas`, in the order given, with their changed files and symbols."""
+    """The commits `shas`, in the order given, with their changed files and symbols: one
+    `git log` per `CHUNK` of them, since git holds every commit it was given until it ends."""
+    listed = list(shas)
+    for start in range(0, len(listed), CHUNK):
+        yield from _read_part(root, listed[start : start + CHUNK])
+
+
+def _read_part(root: str | Path, shas: list[str]) -> Generator[Commit]:
     wanted = "\n".join(shas)
     if not wanted:
         return

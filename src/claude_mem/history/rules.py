@@ -29,9 +29,12 @@ _TRIVIAL_TEXT = """wip . .. ... fix fixes fixed update updates updated typo typo
 _TRIVIAL = frozenset(_TRIVIAL_TEXT.split())
 _TRIVIAL_PHRASES = frozenset({"fix typo", "fixed typo", "fix typos", "clean up",
                               "initial commit", "first commit"})  # fmt: skip
+# A formatter's run, not a change that formats something ("Format totals with two decimals").
+_FORMATTER = r"(black|isort|ruff format|prettier|gofmt|rustfmt|clang-format|autopep8|yapf)"
 _FORMATTING = re.compile(
-    r"^(style(\(.+\))?:|(re)?format(ted|ting)?\b|run (black|ruff format|prettier|gofmt|rustfmt)|"
-    r"(black|prettier|gofmt|rustfmt|ruff format)\b|whitespace\b|lint(ing)?( fixes)?$)",
+    rf"^(style(\(.+\))?:|re-?format(ted|ting)?\b|format(ted|ting)?( the)? "
+    r"(code|codebase|files|sources|imports|everything|all|with|using)\b|format(ted|ting)?$|"
+    rf"(run|ran|apply|applied) {_FORMATTER}|{_FORMATTER}\b|whitespace\b|lint(ing)?( fixes)?$)",
     re.IGNORECASE,
 )
 _REVERT = re.compile(
