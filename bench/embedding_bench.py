@@ -1,10 +1,12 @@
-"""The embedding model's thread count, and the sign-code shortlist's recall on real vectors.
+"""The embedding model's threads, and the sign-code shortlist's recall on real vectors.
 
     .venv/bin/python bench/embedding_bench.py [--texts 6000]
 
 1. ONNX threads: query embedding latency (the 15 queries of search_bench, 10 rounds) and
    batch throughput (300 synthetic observation texts, as the background embedder sees) with 1
-   and 2 intra-op threads, each alone and with a thread keeping one core busy outside the GIL
+   or 2 intra-op threads (`embed.THREADS`: a query's, and a batch's when it runs alone) and 1
+   or 2 batch runs side by side (`embed.PARALLEL`, one thread each), each alone
+   and with a thread keeping one core busy outside the GIL
    beside it (what a search's full-text half is while its query is embedded). A fresh process
    per setting.
 2. Recall: real MiniLM embeddings of Python standard-library docstrings (`name: first line`,
@@ -71,9 +73,10 @@ def spin(stop: threading.Event) -> None:
         hashlib.sha256(block).digest()  # releases the GIL for large inputs
 
 
-def threads(count: int, busy: bool) -> dict[str, float]:
-    """Run in a fresh process: query latency and batch throughput with `count` ONNX threads."""
-    embed.THREADS = count
+def threads(count: int, busy: bool, parallel: int) -> dict[str, float]:
+    """Run in a fresh process: query latency and batch throughput with `count` ONNX threads
+    and `parallel` batch runs side by side."""
+    embed.THREADS, embed.PARALLEL = count, parallel
     model = embed.load_embedder("minilm-l6-int8")
     assert model is not None
     stop = threading.Event()
@@ -111,22 +114,25 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=6000)
     parser.add_argument("--threads", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--busy", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--parallel", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.threads:
-        print(json.dumps(threads(args.threads, args.busy)))
+        print(json.dumps(threads(args.threads, args.busy, args.parallel)))
         return
 
     print(
-        "| ONNX threads | beside | query p50 | query p95 | batch texts/s |\n|---|---|---|---|---|"
+        "| ONNX threads of a one-run call | batch runs side by side (one thread each) | beside "
+        "| query p50 | query p95 | batch texts/s |\n|---|---|---|---|---|---|"
     )
-    for count in (1, 2):
+    for count, parallel in ((1, 1), (2, 1), (2, 2)):
         for busy in (False, True):
-            command = [sys.executable, __file__, "--threads", str(count)]
+            command = [sys.executable, __file__, "--threads", str(count),
+                       "--parallel", str(parallel)]  # fmt: skip
             out = subprocess.run([*command, "--busy"] if busy else command, check=True,
                                  capture_output=True, text=True).stdout  # fmt: skip
             got = json.loads(out)
-            print(f"| {count} | {'a busy thread' if busy else 'nothing'} | {got['p50']:.1f} ms"
-                  f" | {got['p95']:.1f} ms | {got['rate']:.0f} |")  # fmt: skip
+            print(f"| {count} | {parallel} | {'a busy thread' if busy else 'nothing'} "
+                  f"| {got['p50']:.1f} ms | {got['p95']:.1f} ms | {got['rate']:.0f} |")  # fmt: skip
 
     model = embed.load_embedder("minilm-l6-int8")
     assert model is not None

@@ -209,6 +209,10 @@ def main() -> None:
     )
     print(f"| vectors copied from an identical text (model not run) | {copied:,} | | |")
     print(
+        f"| worker, texts the model ran on | {(total - copied) / seconds:,.0f} texts/s "
+        f"({total - copied:,} in {seconds:.1f} s) | | |"
+    )
+    print(
         f"| `Embedder.embed` in one process, the {len(texts):,} distinct texts | "
         f"{single:,.0f} texts/s ({single_s:.1f} s) | | |"
     )

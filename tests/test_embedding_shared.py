@@ -70,10 +70,11 @@ def started(db: Database, counting: CountingEmbedder) -> Embedding:
     return task
 
 
-def test_a_commit_embeds_its_subject_and_body_only(data_dir: Path) -> None:
+def test_a_commit_embeds_its_subject_and_its_bodys_first_paragraph(data_dir: Path) -> None:
     with Database() as db:
         sid = session(db)
-        with_body = commit(db, sid, "p", "Keep the retry count at 3", "The gateway bans clients.")
+        body = "The gateway bans clients.\n\nSee the outage notes of March."
+        with_body = commit(db, sid, "p", "Keep the retry count at 3", body)
         subject_only = commit(db, sid, "p", "Bump the parser to 2.1")
         hooks = observation(
             db, sid, title="T", subtitle="S", narrative="N", facts=["F1"], source="hooks"

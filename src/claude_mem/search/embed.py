@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,10 +25,13 @@ BATCH = 8  # at most this many texts per ONNX run
 # texts batched together raise peak RSS for no extra speed (bench/embedding_bench.py). Short
 # texts still batch up.
 BATCH_TOKENS = 512
-# Two ONNX threads, with their spinning off (below): a query embeds as fast as with one, even
-# beside a busy core, and the background embedder catches up faster (bench/embedding_bench.py
-# compares thread counts). Hybrid search is the same either way.
+# A call that is one ONNX run (a query) gets two intra-op threads, with their spinning off
+# (below): it embeds fastest that way, even beside a busy core. A call of many runs (the
+# background embedder's batches) makes PARALLEL runs side by side, one thread each, in a second
+# session opened on first use: short texts leave a second intra-op thread mostly idle, while two
+# runs keep both cores busy (bench/embedding_bench.py compares the settings).
 THREADS = 2
+PARALLEL = 2
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "tokenizer.json"
 
 # Each model's weights file, byte for byte: our pin, part of every vector's model id (so the id
@@ -52,19 +56,12 @@ class Embedder:
         # onnxruntime ≥ 1.2x on POSIX ships 1DS usage telemetry (it writes `$TMPDIR/.ses` and
         # may upload): memory stays local, so it is off unless the user explicitly set it.
         os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-        import onnxruntime as ort  # noqa: PLC0415 - heavy, only with a model
         import tokenizers  # noqa: PLC0415 - heavy, only with a model
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = THREADS
-        # Idle ORT threads otherwise spin after each query and starve the search threads
-        # running beside them on a 2-core machine (measured in bench/search_bench.py).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(model_path), options, providers=["CPUExecutionProvider"]
-        )
+        self._model_path = model_path
+        self._session = self._open(THREADS)
+        self._bulk: Any = None  # the one-thread session of many-run calls, opened on first use
+        self._bulk_lock = threading.Lock()
         self._inputs = {i.name for i in self._session.get_inputs()}
         tok = tokenizers.Tokenizer.from_file(str(tokenizer_path))
         tok.enable_truncation(MAX_TOKENS)
@@ -73,10 +70,30 @@ class Embedder:
         self.model_id = model_id(name, sha256)
         self.dim = int(self._session.get_outputs()[0].shape[-1] or 384)
 
+    def _open(self, threads: int) -> Any:
+        import onnxruntime as ort  # noqa: PLC0415 - heavy, only with a model
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        # Idle ORT threads otherwise spin after each query and starve the search threads
+        # running beside them on a 2-core machine (measured in bench/search_bench.py).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        return ort.InferenceSession(
+            str(self._model_path), options, providers=["CPUExecutionProvider"]
+        )
+
+    def _bulk_session(self) -> Any:
+        with self._bulk_lock:
+            if self._bulk is None:
+                self._bulk = self._open(1)
+            return self._bulk
+
     def embed(self, texts: list[str]) -> np.ndarray:
         """One row per text, in order. Texts are grouped by token length into batches of
         ≤ 8 texts and ≤ 512 padded tokens, so little compute goes on padding and peak memory
-        stays low."""
+        stays low; the batches are dealt out to PARALLEL runs side by side."""
         import numpy as np  # noqa: PLC0415 - heavy, only with a model
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -84,17 +101,28 @@ class Embedder:
             return out
         encoded = self._tokenizer.encode_batch([t or " " for t in texts])
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
-        batch: list[int] = []
+        batches: list[list[int]] = [[]]
         for i in order:
             width = len(encoded[i].ids)  # the longest so far, since order is by length
+            batch = batches[-1]
             if batch and (len(batch) >= BATCH or width * (len(batch) + 1) > BATCH_TOKENS):
-                out[batch] = self._run([encoded[j] for j in batch])
-                batch = []
+                batches.append(batch := [])
             batch.append(i)
-        out[batch] = self._run([encoded[j] for j in batch])
+
+        if len(batches) == 1 or PARALLEL == 1:
+            for rows in batches:
+                out[rows] = self._run(self._session, [encoded[j] for j in rows])
+            return out
+        session = self._bulk_session()
+
+        def run(share: list[list[int]]) -> None:
+            for rows in share:
+                out[rows] = self._run(session, [encoded[j] for j in rows])
+
+        _side_by_side(run, [batches[n::PARALLEL] for n in range(PARALLEL) if batches[n::PARALLEL]])
         return out
 
-    def _run(self, encoded: list[Any]) -> np.ndarray:
+    def _run(self, session: Any, encoded: list[Any]) -> np.ndarray:
         import numpy as np  # noqa: PLC0415 - heavy, only with a model
 
         width = max(len(e.ids) for e in encoded)
@@ -106,12 +134,34 @@ class Embedder:
         feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feeds)[0]
+        hidden = session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         unit: np.ndarray = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return unit
+
+
+def _side_by_side(run: Callable[[list[list[int]]], None], shares: list[list[list[int]]]) -> None:
+    """`run` each share, the first in this thread and the others each in a thread of its own
+    (started here, so they inherit this thread's priority: the background embedder's stay
+    low); the first error raised is raised here."""
+    errors: list[BaseException] = []
+
+    def guarded(share: list[list[int]]) -> None:
+        try:
+            run(share)
+        except BaseException as exc:
+            errors.append(exc)
+
+    helpers = [threading.Thread(target=guarded, args=(share,)) for share in shares[1:]]
+    for helper in helpers:
+        helper.start()
+    guarded(shares[0])
+    for helper in helpers:
+        helper.join()
+    if errors:
+        raise errors[0]
 
 
 def locate(name: str) -> tuple[Path, str]:

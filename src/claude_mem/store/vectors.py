@@ -21,7 +21,10 @@ if TYPE_CHECKING:
 
 
 # What gets embedded per kind: the fields a person would search by meaning. A commit's
-# (source 'git') subtitle and facts are hashes, dates and paths: only its subject and body are.
+# (source 'git') subtitle and facts are hashes, dates and paths: only its subject and its
+# body's first paragraph are embedded (a body gives its reason first; full text searches all
+# of it), so a long history is searchable by meaning sooner for little recall
+# (bench/worker_embed_bench.py, bench/history_quality.py).
 _TEXT_SQL: dict[str, str] = {
     "observation": "t.title, t.subtitle, t.narrative, t.facts, t.source",
     "summary": "t.request, t.learned, t.completed, t.next_steps",
@@ -103,7 +106,8 @@ def _text(kind: str, row: sqlite3.Row | tuple[object, ...]) -> str:
     if kind == "observation":
         title, subtitle, narrative, facts_json, source = values
         if source == "git":
-            return "\n".join(str(v) for v in (title, narrative) if v)
+            reason = str(narrative or "").split("\n\n", 1)[0]
+            return "\n".join(str(v) for v in (title, reason) if v)
         try:
             facts = json.loads(str(facts_json) or "[]")
         except ValueError:
