@@ -10,6 +10,8 @@ from types import ModuleType
 
 import pytest
 
+from claude_mem.search.embed import Embedder, load_embedder
+from claude_mem.store import Database
 from tests.net import DeadPort
 from tests.worker_fixtures import RunningWorker, running_worker
 
@@ -74,3 +76,18 @@ def hook_env(data_dir: Path, tmp_path: Path, worker: RunningWorker) -> dict[str,
     home.mkdir()
     (data_dir / "install-version").write_text(__version__ + "\n")
     return base_env(data_dir, worker.port, home)
+
+
+@pytest.fixture
+def db(data_dir: Path) -> Iterator[Database]:
+    """The data dir's database, open (migrated) for the test."""
+    with Database() as database:
+        yield database
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    """The real embedding model (loaded once per process)."""
+    loaded = load_embedder("minilm-l6-int8")
+    assert loaded is not None
+    return loaded

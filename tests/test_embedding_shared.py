@@ -9,20 +9,13 @@ import numpy as np
 import pytest
 
 from claude_mem.search import embedding_task
-from claude_mem.search.embed import Embedder, load_embedder
+from claude_mem.search.embed import Embedder
 from claude_mem.search.embedding_task import Embedding
 from claude_mem.store import Database
 from claude_mem.store import vectors as store
 from tests.store_helpers import observation, session
 
 MODEL = "minilm-l6-int8"
-
-
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    loaded = load_embedder(MODEL)
-    assert loaded is not None
-    return loaded
 
 
 class CountingEmbedder(Embedder):

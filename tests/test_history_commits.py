@@ -19,12 +19,6 @@ from tests.git_repos import Repo
 
 
 @pytest.fixture
-def db(data_dir: Path) -> Iterator[Database]:
-    with Database() as database:
-        yield database
-
-
-@pytest.fixture
 def repo(tmp_path: Path) -> Repo:
     return Repo(tmp_path / "shop")
 

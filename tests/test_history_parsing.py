@@ -3,7 +3,6 @@ patch, odd paths, binary files, huge commits and submodules, all read from real 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,12 +12,6 @@ from claude_mem.history.importer import import_history
 from claude_mem.store import Database
 from tests.git_repos import Repo
 from tests.test_history_commits import by_sha
-
-
-@pytest.fixture
-def db(data_dir: Path) -> Iterator[Database]:
-    with Database() as database:
-        yield database
 
 
 @pytest.fixture

@@ -18,12 +18,6 @@ from tests.test_history_commits import by_sha
 
 
 @pytest.fixture
-def db(data_dir: Path) -> Iterator[Database]:
-    with Database() as database:
-        yield database
-
-
-@pytest.fixture
 def repo(tmp_path: Path) -> Repo:
     made = Repo(tmp_path / "shop")
     for n in range(5):

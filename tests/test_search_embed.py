@@ -21,13 +21,6 @@ from tests.store_helpers import observation, session
 MODEL = "minilm-l6-int8"
 
 
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    loaded = load_embedder(MODEL)
-    assert loaded is not None
-    return loaded
-
-
 class RenamedEmbedder(Embedder):
     """The same vectors under another model id: what a model upgrade looks like to the store."""
 
