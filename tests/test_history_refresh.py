@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -139,3 +140,29 @@ def test_a_long_history_is_read_over_several_runs(
     _start(worker, "s1", repo.path)
     assert wait_until(lambda: len(_titles(worker)) == 2)
     assert wait_until(lambda: _runs(worker) >= 2)
+
+
+def test_a_burst_of_hooks_ends_a_run_after_the_batch_in_hand(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from claude_mem import settings
+    from claude_mem.history import importer
+    from claude_mem.project import resolve_project
+
+    monkeypatch.setenv("CLAUDE_MEM_GIT_HISTORY", "true")
+    monkeypatch.setattr(importer, "BATCH", 1)
+    calm = threading.Event()  # hooks are busy until the test says otherwise
+    stored: list[int] = []
+    with Database() as db:
+        refresh = history_refresh.HistoryRefresh(
+            db, settings.load, on_stored=lambda: stored.append(1),
+            since_last_event=lambda: float("inf") if calm.is_set() or not stored else 0.0,
+        )  # fmt: skip
+        refresh.asked(resolve_project(str(repo.path)))
+        assert wait_until(lambda: refresh.runs == 1)
+        assert len(stored) == 1  # one batch, then the hooks' burst ended the run
+        calm.set()
+        assert wait_until(lambda: len(stored) == 2 and refresh.runs == 2)
+        refresh.stop()
+        rows = db.read().execute("SELECT count(*) FROM observations WHERE source = 'git'")
+        assert rows.fetchone()[0] == 2

@@ -6,7 +6,8 @@ project's checkout is queued; one thread reads its new commits (`history.importe
 Never on the hook path: asking only queues. A project is looked at again at most every
 `AGAIN_S`; nothing happens when `CLAUDE_MEM_GIT_HISTORY` is false or in recall-only mode, for
 an excluded project or a folder that is no checkout. The thread runs at a low priority (so
-does git, which it starts) and waits for a calm moment between hooks, as the embedder does.
+does git, which it starts) and waits for a calm moment between hooks, as the embedder does; a
+burst of hooks ends a run after the batch in hand (the rest comes in the next run).
 """
 
 from __future__ import annotations
@@ -92,10 +93,13 @@ class HistoryRefresh:
                 self._wake.wait()
                 self._wake.clear()
                 continue
-            while self._since_last_event() < QUIET_S and not self._stopping.is_set():
+            while self._busy() and not self._stopping.is_set():
                 self._stopping.wait(QUIET_S / 5)
             if not self._stopping.is_set():
                 self._read(root)
+
+    def _busy(self) -> bool:
+        return self._since_last_event() < QUIET_S
 
     def _next(self) -> str | None:
         with self._lock:
@@ -113,7 +117,7 @@ class HistoryRefresh:
                 deadline=time.monotonic() + RUN_S,
                 excluded=settings.get_str("CLAUDE_MEM_EXCLUDED_PROJECTS"),
                 progress=lambda n: self._on_stored(),
-                stop=self._stopping.is_set,
+                stop=lambda: self._stopping.is_set() or self._busy(),  # hooks come first
             )
         except Exception as exc:  # no checkout, git missing, a locked store: try at the next start
             log.info("history", "history not read", root=root, error=str(exc))
