@@ -492,6 +492,18 @@ def test_stop_falls_back_to_the_transcript(
     ]
 
 
+def test_stop_with_a_fifo_for_a_transcript_does_not_hang(
+    fake: FakeWorker, env: dict[str, str], tmp_path: Path
+) -> None:
+    fifo = tmp_path / "t.jsonl"
+    os.mkfifo(fifo)  # nothing ever writes it: opening it to read would wait forever
+    payload = {"session_id": "s-1", "transcript_path": str(fifo), "stop_hook_active": False}
+    assert hook("claude-code", "stop", payload, env).returncode == 0  # hook() times out a hang
+    [(path, body)] = fake.ingest()
+    assert path == "/api/sessions/summarize"
+    assert body["last_assistant_message"] == ""
+
+
 def test_session_start_context_and_terminal_line(fake: FakeWorker, env: dict[str, str]) -> None:
     payload = {"session_id": "s-1", "cwd": "/home/dev/proj", "source": "startup"}
     out = answer(hook("claude-code", "session-start", payload, env))

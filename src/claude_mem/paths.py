@@ -6,6 +6,7 @@ Stdlib only: the hook path imports this module.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 DATA_DIR_ENV = "CLAUDE_MEM_DATA_DIR"
@@ -13,6 +14,7 @@ DATA_DIR_ENV = "CLAUDE_MEM_DATA_DIR"
 DEFAULT_DATA_DIR = "~/.claude-mem-py"
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
 
 
 class DataDirError(NotADirectoryError):
@@ -125,3 +127,20 @@ def touch_private_file(path: Path) -> None:
     os.close(fd)
     if path.stat().st_mode & 0o077:
         path.chmod(FILE_MODE)
+
+
+def open_regular(path: str) -> int | None:
+    """A read-only descriptor of `path` when it is a regular file, else None: a file a host
+    names (a transcript) is opened without blocking, so a FIFO or a device put at the path can
+    never hang a hook or the worker. The caller closes it."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except (OSError, ValueError):  # ValueError: a NUL byte in the path
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None

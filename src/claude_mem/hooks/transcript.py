@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 
+from claude_mem.paths import open_regular
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -49,8 +51,12 @@ def _assistant_text(record: object) -> str:
 
 
 def _lines_from_end(path: str, limit: int) -> Iterator[bytes]:
-    """Complete lines of the file's last `limit` bytes, last line first."""
-    with open(path, "rb") as handle:
+    """Complete lines of the file's last `limit` bytes, last line first; nothing when `path`
+    is not a regular file (a FIFO there must not hang the Stop hook)."""
+    fd = open_regular(path)
+    if fd is None:
+        return
+    with os.fdopen(fd, "rb") as handle:
         end = handle.seek(0, os.SEEK_END)
         start = end
         rest = b""

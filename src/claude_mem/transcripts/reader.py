@@ -10,12 +10,12 @@ regular file, or cannot be opened, reads as nothing. File problems never raise.
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
+
+from claude_mem.paths import open_regular
 
 MAX_READ = 4 << 20  # bytes read by one call, at most
 MAX_LINE = 1 << 20  # a longer line is skipped: no transcript entry worth keeping is this big
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +48,11 @@ def read_lines(path: str, offset: int, max_bytes: int = MAX_READ) -> Lines:
     inside a line (left there by skipping an overlong line) first skips to that line's end, so
     a line too long for one read is skipped across several, each bounded.
     """
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except (OSError, ValueError):  # ValueError: a NUL byte in the path
+    fd = open_regular(path)
+    if fd is None:
         return Lines([], offset, offset, full=False)
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return Lines([], offset, offset, full=False)
         if not 0 <= offset <= info.st_size:
             offset = 0
         data = _read_at(fd, max(max_bytes, 2), offset)
