@@ -133,10 +133,9 @@ def test_a_folder_that_is_no_checkout_is_left_alone(worker: RunningWorker, tmp_p
 def test_a_long_history_is_read_over_several_runs(
     worker: RunningWorker, repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from claude_mem.history import importer
 
     monkeypatch.setattr(history_refresh, "RUN_S", 0.0)  # every run stops after one batch
-    monkeypatch.setattr(importer, "BATCH", 1)
+    monkeypatch.setattr(history_refresh, "BATCH", 1)
     _start(worker, "s1", repo.path)
     assert wait_until(lambda: len(_titles(worker)) == 2)
     assert wait_until(lambda: _runs(worker) >= 2)
@@ -146,11 +145,10 @@ def test_a_burst_of_hooks_ends_a_run_after_the_batch_in_hand(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from claude_mem import settings
-    from claude_mem.history import importer
     from claude_mem.project import resolve_project
 
     monkeypatch.setenv("CLAUDE_MEM_GIT_HISTORY", "true")
-    monkeypatch.setattr(importer, "BATCH", 1)
+    monkeypatch.setattr(history_refresh, "BATCH", 1)
     calm = threading.Event()  # hooks are busy until the test says otherwise
     stored: list[int] = []
     with Database() as db:

@@ -93,9 +93,11 @@ def import_history(
     excluded: str = "",
     progress: Callable[[int], None] = lambda n: None,
     on_total: Callable[[int], None] = lambda n: None,
+    batch: int | None = None,
 ) -> HistoryStats:
-    """Read what memory lacks of `path`'s history. Between batches it stops when `deadline` (a
-    `time.monotonic()` value) has passed or `stop()` says so; the rest waits for a later run."""
+    """Read what memory lacks of `path`'s history, `batch` commits (default BATCH) per
+    transaction. Between batches it stops when `deadline` (a `time.monotonic()` value) has
+    passed or `stop()` says so; the rest waits for a later run."""
     started = time.monotonic()
     repo = locate(path, excluded=excluded)
     stats = HistoryStats(source=path, project=repo.project)
@@ -116,13 +118,13 @@ def import_history(
         session_id = git_history.history_session(conn, repo.project, repo.root)
     run = _Run(repo, session_id, stats, set(listed) if whole else None)
     done = 0
-    batches = _read_ahead(gitlog.read(repo.root, new))
+    batches = _read_ahead(gitlog.read(repo.root, new), batch or BATCH)
     try:
-        for batch in batches:
+        for commits in batches:
             with db.write() as conn:
-                run.store(conn, batch)
-            done += len(batch)
-            progress(len(batch))
+                run.store(conn, commits)
+            done += len(commits)
+            progress(len(commits))
             late = deadline is not None and time.monotonic() > deadline
             if (late or stop()) and done < len(new):
                 break
@@ -137,8 +139,8 @@ def import_history(
     return stats
 
 
-def _read_ahead(commits: Generator[gitlog.Commit]) -> Generator[list[gitlog.Commit]]:
-    """Batches of `commits`, read and parsed by a thread up to `AHEAD` batches ahead while the
+def _read_ahead(commits: Generator[gitlog.Commit], size: int) -> Generator[list[gitlog.Commit]]:
+    """Batches of `size` commits, read and parsed by a thread up to `AHEAD` batches ahead while the
     caller stores the previous ones: git's work and the store's overlap instead of taking
     turns. Closing this generator stops the thread, and git with it."""
     ready: queue.Queue[list[gitlog.Commit] | BaseException | None] = queue.Queue(AHEAD)
@@ -153,7 +155,7 @@ def _read_ahead(commits: Generator[gitlog.Commit]) -> Generator[list[gitlog.Comm
 
     def read() -> None:
         try:
-            while batch := list(islice(commits, BATCH)):
+            while batch := list(islice(commits, size)):
                 if not hand(batch):
                     return
             hand(None)

@@ -25,6 +25,7 @@ from claude_mem.settings import Settings
 from claude_mem.store import Database
 
 RUN_S = 10.0  # one run's share of time; a longer history goes on in the next run
+BATCH = 50  # commits per transaction: a hook's ingest waits for the writer at most this long
 AGAIN_S = 300.0  # a project read less than this ago is not read again on a session start
 QUIET_S = 0.5  # hooks' calm needed before a run starts
 NICE = 10
@@ -118,6 +119,7 @@ class HistoryRefresh:
                 excluded=settings.get_str("CLAUDE_MEM_EXCLUDED_PROJECTS"),
                 progress=lambda n: self._on_stored(),
                 stop=lambda: self._stopping.is_set() or self._busy(),  # hooks come first
+                batch=BATCH,
             )
         except Exception as exc:  # no checkout, git missing, a locked store: try at the next start
             log.info("history", "history not read", root=root, error=str(exc))
