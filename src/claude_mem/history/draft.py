@@ -18,6 +18,7 @@ from claude_mem.history.gitlog import Commit, FileChange
 from claude_mem.pipeline.local.decisions import subject_keys
 from claude_mem.records import Observation
 from claude_mem.text import shorten
+from claude_mem.vocabulary import HISTORY_SOURCE
 
 TITLE_CHARS = 200
 LABEL = "history"
@@ -67,8 +68,8 @@ def observation(commit: Commit, *, session_id: int, project: str) -> Observation
         facts=facts,
         concepts=concepts,
         files_modified=list(dict.fromkeys([*files, *moved_from])),
-        source="git",
-        generated_by="git",
+        source=HISTORY_SOURCE,
+        generated_by=HISTORY_SOURCE,
         created_at=commit.authored_at * 1000,
     )
 

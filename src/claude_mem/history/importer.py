@@ -55,11 +55,6 @@ class HistoryStats:
     seconds: float = 0.0
     empty: bool = False  # the repository has no commit yet
 
-    @property
-    def read(self) -> int:
-        """Commits git read in this run."""
-        return self.commits + self.rewritten + sum(self.skipped.values()) - self.skipped["known"]
-
     def as_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,

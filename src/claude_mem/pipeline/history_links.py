@@ -21,8 +21,9 @@ import msgspec
 from claude_mem.context.file_gate import path_forms
 from claude_mem.project import resolve_project
 from claude_mem.records import Observation
-from claude_mem.store.git_history import SOURCE, commits_touching
+from claude_mem.store.git_history import commits_touching
 from claude_mem.text import shorten
+from claude_mem.vocabulary import HISTORY_SOURCE
 
 CANDIDATES = 20  # newest explained commits of the unit's files looked at for a symbol
 FILES = 50  # of the unit's modified files, looked up
@@ -32,7 +33,7 @@ _TOUCHES = re.compile(r"^touches (.+) in .+$")
 
 def linked(conn: sqlite3.Connection, obs: Observation, *, cwd: str | None) -> Observation:
     """`obs` with the fact naming the commit that explains the code it edits, if one does."""
-    if not obs.files_modified or obs.source == SOURCE:
+    if not obs.files_modified or obs.source == HISTORY_SOURCE:
         return obs
     identity = resolve_project(cwd) if cwd else None
     projects: tuple[str, ...] = (obs.project,)

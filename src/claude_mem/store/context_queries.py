@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from claude_mem.store.git_history import SOURCE as HISTORY
 from claude_mem.store.rows import row_dicts
+from claude_mem.vocabulary import HISTORY_SOURCE
 
 RECENT_TABLES = ("observations", "session_summaries")
 
@@ -38,7 +38,7 @@ def recent(
         return []
     where = "project = ?"
     if table == "observations":
-        where += f" AND superseded_by IS NULL AND source != '{HISTORY}'"
+        where += f" AND superseded_by IS NULL AND source != '{HISTORY_SOURCE}'"
         where += " AND type = 'decision'" if decisions else ""
     one = (
         f"SELECT * FROM (SELECT * FROM {table} WHERE {where} "
@@ -66,7 +66,7 @@ def observations_touching(
     rows = conn.execute(
         f"""SELECT * FROM observations
             WHERE id IN (SELECT observation_id FROM observation_files WHERE path IN ({paths}))
-              AND +project IN ({names}) AND source != '{HISTORY}'
+              AND +project IN ({names}) AND source != '{HISTORY_SOURCE}'
             ORDER BY created_at DESC, id DESC LIMIT ?""",
         (*file_paths, *projects, limit),
     )

@@ -16,9 +16,9 @@ from typing import Any
 
 from claude_mem.store.rows import now_ms, row_dict, row_dicts
 from claude_mem.store.sessions import ensure_session
+from claude_mem.vocabulary import HISTORY_SOURCE
 
 PLATFORM = "git"
-SOURCE = "git"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +127,7 @@ def has_session_decisions(conn: sqlite3.Connection, project: str) -> bool:
     against (asked once per batch: most histories are read before sessions decided much)."""
     row = conn.execute(
         f"""SELECT 1 FROM observations WHERE project = ? AND type = 'decision'
-            AND source != '{SOURCE}' LIMIT 1""",
+            AND source != '{HISTORY_SOURCE}' LIMIT 1""",
         (project,),
     ).fetchone()
     return row is not None
@@ -183,7 +183,7 @@ def commits_touching(
         f"""SELECT o.*, g.sha AS sha FROM observations o
             JOIN git_commits g ON g.observation_id = o.id
             WHERE o.id IN (SELECT observation_id FROM observation_files WHERE path IN ({paths}))
-              AND +o.project IN ({names}) AND o.source = '{SOURCE}'{body}
+              AND +o.project IN ({names}) AND o.source = '{HISTORY_SOURCE}'{body}
             ORDER BY o.created_at DESC, o.id DESC LIMIT ?""",
         (*file_paths, *projects, limit),
     )

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from claude_mem.store.fulltext import match_expressions
 from claude_mem.store.rows import row_dicts
+from claude_mem.vocabulary import HISTORY_SOURCE
 
 Kind = Literal["observation", "summary", "prompt"]
 KINDS: tuple[Kind, ...] = ("observation", "summary", "prompt")
@@ -41,7 +42,7 @@ _INDEX_COLUMNS = {
         r.files_modified AS files_modified, r.files_read AS files_read,
         ({" + ".join(f"length(r.{c})" for c in _OBS_TEXT)}) AS chars,
         r.superseded_by AS superseded_by, r.source AS source,
-        CASE WHEN r.source = 'git' THEN (SELECT g.sha FROM git_commits g
+        CASE WHEN r.source = '{HISTORY_SOURCE}' THEN (SELECT g.sha FROM git_commits g
                                          WHERE g.observation_id = r.id) END AS sha""",
     "summary": f"""r.id, 'summary' AS kind, r.created_at AS time, 'summary' AS type,
         substr(COALESCE(NULLIF(r.request, ''), NULLIF(r.completed, ''), r.learned), 1,

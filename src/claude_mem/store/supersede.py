@@ -30,10 +30,10 @@ import sqlite3
 from typing import Any
 
 from claude_mem.records import Observation
-from claude_mem.store.git_history import SOURCE as HISTORY
 from claude_mem.store.observations import content_hash
 from claude_mem.store.rows import dump_list, row_dict, row_dicts
 from claude_mem.subjects import content_words, jaccard, overlap, subjects
+from claude_mem.vocabulary import HISTORY_SOURCE
 
 CANDIDATES = 200  # newest current rows of the family compared with a new one
 NAMED_SHARED, NAMED_OVERLAP = 1, 0.4
@@ -99,9 +99,9 @@ def settle_in_time(conn: sqlite3.Connection, obs_id: int) -> None:
     others = row_dicts(
         conn.execute(
             """SELECT * FROM observations WHERE project = ? AND type = 'decision'
-                AND source != 'git' AND superseded_by IS NULL AND id != ?
+                AND source != ? AND superseded_by IS NULL AND id != ?
                 ORDER BY created_at DESC LIMIT ?""",
-            (new["project"], obs_id, CANDIDATES),
+            (new["project"], HISTORY_SOURCE, obs_id, CANDIDATES),
         )
     )
     later = [o for o in others if o["created_at"] > new["created_at"] and same_thing(o, new)]
@@ -130,7 +130,7 @@ def _family(kind: str) -> tuple[str, ...]:
 
 def _words(row: dict[str, Any], leave_out: set[str]) -> set[str]:
     # A commit's subtitle is its hash, date and author: no words of what it decides.
-    subtitle = "" if row.get("source") == HISTORY else row["subtitle"]
+    subtitle = "" if row.get("source") == HISTORY_SOURCE else row["subtitle"]
     return set(content_words(f"{row['title']} {subtitle}")) - leave_out
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from claude_mem.store.rows import now_ms
 from claude_mem.store.search_queries import TABLES
+from claude_mem.vocabulary import HISTORY_SOURCE
 
 if TYPE_CHECKING:
     import numpy as np
@@ -105,7 +106,7 @@ def _text(kind: str, row: sqlite3.Row | tuple[object, ...]) -> str:
     values = list(row)
     if kind == "observation":
         title, subtitle, narrative, facts_json, source = values
-        if source == "git":
+        if source == HISTORY_SOURCE:
             reason = str(narrative or "").split("\n\n", 1)[0]
             return "\n".join(str(v) for v in (title, reason) if v)
         try:
