@@ -6,14 +6,12 @@ from __future__ import annotations
 import pytest
 
 from claude_mem.pipeline.local.decisions import TITLE_CHARS, decision
-from claude_mem.pipeline.providers.base import ObservationDraft, SessionContext, Turn
+from claude_mem.pipeline.providers.base import ObservationDraft, Turn
 from claude_mem.subjects import SUBJECT_PREFIX
-
-CTX = SessionContext(session_id=1, project="invoicer", platform="claude-code")
 
 
 def _decide(prompt: str, reply: str = "Understood.") -> ObservationDraft | None:
-    return decision(Turn(prompt_number=2, prompt=prompt, reply=reply), CTX)
+    return decision(Turn(prompt_number=2, prompt=prompt, reply=reply))
 
 
 def _found(prompt: str, reply: str = "Understood.") -> ObservationDraft:
@@ -78,7 +76,7 @@ def test_a_rule_the_agent_pushes_back_on_is_not_taken() -> None:
 
 def test_a_chat_only_turn_and_an_unanswered_one_still_hold_the_rule() -> None:
     turn = Turn(prompt_number=1, prompt="keep the header row even when empty", closed=False)
-    draft = decision(turn, CTX)
+    draft = decision(turn)
     assert draft is not None
     assert draft.narrative == "The user: keep the header row even when empty"
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from claude_mem.pipeline.local.decisions import decision
-from claude_mem.pipeline.providers.base import SessionContext, Turn
+from claude_mem.pipeline.providers.base import Turn
 from claude_mem.records import Observation, ToolUse
 from claude_mem.store import Database
 from claude_mem.store.observations import get_observation, insert_observation
@@ -28,8 +28,7 @@ def db(data_dir: Path) -> Iterator[Database]:
 
 def _said(db: Database, session_id: int, prompt: str, reply: str = "Understood.") -> int:
     """A decision turn as the consumer stores it: the draft inserted, then settled."""
-    ctx = SessionContext(session_id=session_id, project="proj", platform="claude-code")
-    draft = found(decision(Turn(prompt_number=1, prompt=prompt, reply=reply), ctx))
+    draft = found(decision(Turn(prompt_number=1, prompt=prompt, reply=reply)))
     fields = {name: getattr(draft, name) for name in Observation.__struct_fields__
               if hasattr(draft, name) and name != "source_event_ids"}  # fmt: skip
     with db.write() as conn:

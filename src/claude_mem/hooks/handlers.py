@@ -145,10 +145,9 @@ def _related_work(text: str, event: HookEvent, ctx: Context) -> str | None:
     if len(text.strip()) < SEMANTIC_MIN_CHARS:
         return None
     limit = ctx.settings.get_int("CLAUDE_MEM_SEMANTIC_INJECT_LIMIT")
-    body = {"q": text, "cwd": event.cwd, "limit": limit, "session": event.session_id}
-    response = ctx.worker.call(
-        "POST", "/api/context/semantic", {**body, "platform": event.platform}
-    )
+    body = {"q": text, "cwd": event.cwd, "limit": limit, "session": event.session_id,
+            "platform": event.platform}  # fmt: skip
+    response = ctx.worker.call("POST", "/api/context/semantic", body)
     if response is None or response.status != 200:
         return None
     try:

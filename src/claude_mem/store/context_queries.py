@@ -75,7 +75,7 @@ def observations_touching(
 
 def records(conn: sqlite3.Connection, table: str, ids: list[int]) -> dict[int, dict[str, Any]]:
     """Whole rows of `table` (observations, session_summaries, user_prompts) by id: what
-    prompt-time injection quotes from its few hits."""
+    prompt-time injection quotes from its few hits, and `observations.get_observations`."""
     if table not in (*RECENT_TABLES, "user_prompts"):
         raise ValueError(f"not a record table: {table}")
     if not ids:

@@ -10,6 +10,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from claude_mem.records import Observation
+from claude_mem.store.context_queries import records
 from claude_mem.store.rows import newest_first, now_ms, row_dict, row_dicts
 from claude_mem.store.write import cleaned, insert
 
@@ -61,11 +62,7 @@ def get_observation(conn: sqlite3.Connection, observation_id: int) -> dict[str, 
 
 def get_observations(conn: sqlite3.Connection, ids: list[int]) -> list[dict[str, Any]]:
     """Observations by id, in the order the ids were given (missing ids skipped)."""
-    if not ids:
-        return []
-    marks = ", ".join("?" * len(ids))
-    rows = row_dicts(conn.execute(f"SELECT * FROM observations WHERE id IN ({marks})", ids))
-    by_id = {row["id"]: row for row in rows}
+    by_id = records(conn, "observations", ids)
     return [by_id[i] for i in ids if i in by_id]
 
 

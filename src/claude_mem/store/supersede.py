@@ -30,7 +30,7 @@ import sqlite3
 from typing import Any
 
 from claude_mem.records import Observation
-from claude_mem.store.observations import content_hash
+from claude_mem.store.observations import content_hash, get_observation
 from claude_mem.store.rows import dump_list, row_dict, row_dicts
 from claude_mem.subjects import content_words, jaccard, overlap, subjects
 from claude_mem.vocabulary import HISTORY_SOURCE
@@ -59,7 +59,7 @@ def settle(conn: sqlite3.Connection, obs_id: int) -> int:
     """Mark what observation `obs_id` replaces as superseded; the id that now holds its
     content (another one when it was folded into its session's earlier decision, and
     `obs_id` then no longer exists). Idempotent; a missing or superseded row is left alone."""
-    new = row_dict(conn.execute("SELECT * FROM observations WHERE id = ?", (obs_id,)).fetchone())
+    new = get_observation(conn, obs_id)
     if new is None or new["superseded_by"] is not None:
         return obs_id
     family = _family(new["type"])
@@ -93,7 +93,7 @@ def settle_in_time(conn: sqlite3.Connection, obs_id: int) -> None:
     """`settle` for a decision read from history, which may be stored after sessions that
     came later: against the sessions' current decisions of its project, it is superseded by
     the newest later one about the same thing, and supersedes the earlier ones."""
-    new = row_dict(conn.execute("SELECT * FROM observations WHERE id = ?", (obs_id,)).fetchone())
+    new = get_observation(conn, obs_id)
     if new is None or new["type"] != "decision":
         return
     others = row_dicts(
@@ -149,16 +149,16 @@ def same_thing(new: dict[str, Any], old: dict[str, Any]) -> bool:
             return False  # different symbols, or different files
     named_new, named_old = symbols_new | files_new, symbols_old | files_old
     leave_out = set(content_words(" ".join([*named_new, *named_old])))
-    if new["type"] != "decision":
+    unit = new["type"] != "decision"
+    if unit:
         files = set(new["files_modified"])
         if not files or files != set(old["files_modified"]) or new["type"] != old["type"]:
             return False
         leave_out |= _GENERIC | set(content_words(" ".join(files)))
-        words_new, words_old = _words(new, leave_out), _words(old, leave_out)
-        shared = len(words_new & words_old)
-        return shared >= UNIT_SHARED and overlap(words_new, words_old) >= UNIT_OVERLAP
     words_new, words_old = _words(new, leave_out), _words(old, leave_out)
     shared = len(words_new & words_old)
+    if unit:
+        return shared >= UNIT_SHARED and overlap(words_new, words_old) >= UNIT_OVERLAP
     if named_new & named_old:
         return shared >= NAMED_SHARED and overlap(words_new, words_old) >= NAMED_OVERLAP
     return shared >= TOPIC_SHARED and jaccard(words_new, words_old) >= TOPIC_OVERLAP
@@ -180,7 +180,7 @@ def continue_unit(conn: sqlite3.Connection, obs_id: int) -> int:
     work (committed it, ran its tests again), into that unit: the unit keeps its title and
     gains the follow-up's facts, files and tool events. The id that holds it now (`obs_id`
     when the session has no earlier unit)."""
-    new = row_dict(conn.execute("SELECT * FROM observations WHERE id = ?", (obs_id,)).fetchone())
+    new = get_observation(conn, obs_id)
     if new is None:
         return obs_id
     marks = ", ".join("?" * len(CONTINUED_TYPES))

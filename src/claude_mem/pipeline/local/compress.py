@@ -44,6 +44,6 @@ def compress_events(events: Sequence[ToolEvent], ctx: SessionContext) -> list[Ob
     if ctx.turn is not None:
         units = turn_drafts(list(events), ctx, ctx.turn)
         worked = any(unit.type != "discovery" for unit in units)
-        rule = decision(ctx.turn, ctx, worked=worked)  # a rule the user stated, the agent took
+        rule = decision(ctx.turn, worked=worked)  # a rule the user stated, the agent took
         return [*units, *([rule] if rule else [])]
     return [_draft(group) for group in merge_groups(event_notes(events, ctx))]

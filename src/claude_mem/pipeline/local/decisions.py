@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 
-from claude_mem.pipeline.local.text import FACT_CHARS, MAX_FACTS, clip, dedup
+from claude_mem.pipeline.local.text import FACT_CHARS, MAX_FACTS, clip, dedup, word_pattern
 from claude_mem.pipeline.local.words import sentences
-from claude_mem.pipeline.providers.base import ObservationDraft, SessionContext, Turn
+from claude_mem.pipeline.providers.base import ObservationDraft, Turn
 from claude_mem.subjects import SUBJECT_PREFIX, content_words
 from claude_mem.text import shorten
 
@@ -30,27 +30,24 @@ TOPIC_WORDS = 2  # a rule that names no file or symbol is keyed by its first con
 
 _FLAGS = re.IGNORECASE
 # Said anywhere in a sentence, these make it a rule, even inside a request for work.
-_STRONG = re.compile(
-    r"\b(?:from now on|going forward|from here on|henceforth|in (?:the )?future"
-    r"|as a rule|the rule is|by convention|our convention)\b",
-    _FLAGS,
+_STRONG = word_pattern(
+    r"from now on|going forward|from here on|henceforth|in (?:the )?future"
+    r"|as a rule|the rule is|by convention|our convention"
 )
 # "always" and "never" state a rule ("timeouts are retried twice, never more") unless the
 # prompt reports a problem to work on ("the job never runs — why?"): then only where the
 # sentence asks for something.
-_ALWAYS = re.compile(r"\b(?:always|never|only ever)\b", _FLAGS)
-_WORK_REQUEST = re.compile(
-    r"\b(?:why|fix|find out|look into|investigate|debug|figure out|can you|could you"
-    r"|what'?s wrong|broken|fails?|bug)\b",
-    _FLAGS,
+_ALWAYS = word_pattern(r"always|never|only ever")
+_WORK_REQUEST = word_pattern(
+    r"why|fix|find out|look into|investigate|debug|figure out|can you|could you"
+    r"|what'?s wrong|broken|fails?|bug"
 )
 # Comparisons make a rule only where the sentence asks for something ("use X instead of Y"):
 # a report of what happened ("it charged 1.72 instead of 1.73") states none.
-_COMPARES = re.compile(r"\b(?:instead of|rather than|no more than|at most|at least)\b", _FLAGS)
-_ASKS = re.compile(
-    r"\b(?:should|must|use|keep|prefer|want|needs? to|has to|have to|let'?s|we'?ll|we will"
-    r"|make (?:it|them|sure)|go with|stick (?:with|to)|switch to)\b",
-    _FLAGS,
+_COMPARES = word_pattern(r"instead of|rather than|no more than|at most|at least")
+_ASKS = word_pattern(
+    r"should|must|use|keep|prefer|want|needs? to|has to|have to|let'?s|we'?ll|we will"
+    r"|make (?:it|them|sure)|go with|stick (?:with|to)|switch to"
 )
 # Said first, these make the sentence a rule: "keep …", "we'll use …", "don't …".
 _OPENING_RULE = re.compile(
@@ -86,7 +83,7 @@ _IDENTIFIER = re.compile(
 _NOT_PATHS = frozenset({"e.g", "i.e", "etc.", "vs."})
 
 
-def decision(turn: Turn, ctx: SessionContext, *, worked: bool = False) -> ObservationDraft | None:
+def decision(turn: Turn, *, worked: bool = False) -> ObservationDraft | None:
     """The turn's rule as a `decision` draft, or None when the user stated no rule or the
     agent pushed back on it. `worked`: the turn changed something (edits, commits)."""
     prompt = turn.prompt[:SCAN_CHARS].strip()

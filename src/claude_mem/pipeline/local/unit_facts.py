@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from claude_mem.pipeline.local.note import Note
 from claude_mem.pipeline.local.text import FACT_CHARS, UNIT_FACTS, clip, dedup, shortlist
-from claude_mem.pipeline.providers.base import ToolEvent
-from claude_mem.pipeline.tools.evidence import evidence
 
 _CHANGE_LINE = ("Changed `", "New code: ")
 CODE_FACTS = 4  # what the changed code is: its symbols with signature and doc, an excerpt
@@ -43,9 +41,8 @@ def _tests(notes: list[Note]) -> list[str]:
     return [*facts, *_with(failing, ("Failed: ",))[:3]]
 
 
-def unit_facts(events: list[ToolEvent], notes: list[Note]) -> list[str]:
-    """The unit's facts, within the fact limits."""
-    read, modified = evidence(events)
+def unit_facts(notes: list[Note], read: list[str], modified: list[str]) -> list[str]:
+    """The unit's facts, within the fact limits (`read`, `modified`: its files)."""
     changes = [note for note in notes if note.type != "discovery" and note.kind != "commit"]
     looks = [note for note in notes if note.type == "discovery"]
     changed_names = _symbols(changes)

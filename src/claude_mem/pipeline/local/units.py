@@ -34,13 +34,14 @@ def _draft(unit: Unit, turn: Turn, first: bool, last: bool) -> ObservationDraft:
     own = all_sentences(unit.words)
     closing = all_sentences([turn.reply]) if last else []
     kind = _unit_type(unit, " ".join([turn.prompt, *unit.words]))
+    read, modified = evidence(unit.events)  # once: each event's input is decoded for it
+    title = _title(unit, own, closing, turn.prompt if first else "", read)
     return ObservationDraft(
         type=kind,
-        title=shorten(_title(unit, own, closing, turn.prompt if first else ""), UNIT_TITLE_CHARS)
-        or "Worked on the request",
-        subtitle=clip(_subtitle(unit), SUBTITLE_CHARS),
+        title=shorten(title, UNIT_TITLE_CHARS) or "Worked on the request",
+        subtitle=clip(_subtitle(unit, read, modified), SUBTITLE_CHARS),
         narrative=shorten(_narrative(unit, own, closing), NARRATIVE_CHARS),
-        facts=unit_facts(unit.events, unit.notes),
+        facts=unit_facts(unit.notes, read, modified),
         concepts=_concepts(unit, kind),
         source_event_ids=[event.tool_use_row_id for event in unit.events],
         continues=first and _wraps_up(unit),
@@ -54,23 +55,22 @@ def _wraps_up(unit: Unit) -> bool:
     return bool(kinds) and kinds <= WRAP_UP
 
 
-def _title(unit: Unit, own: list[str], closing: list[str], prompt: str) -> str:
+def _title(unit: Unit, own: list[str], closing: list[str], prompt: str, read: list[str]) -> str:
     """The unit's finding or change in the agent's words; else its reply, the prompt, its
     stated intent, and last what its events show."""
     for choice in (best_sentence(own), best_sentence(closing), prompt.strip()):
         if choice:
             return choice
-    return next(filter(None, map(intent, own)), "") or _evidence_title(unit)
+    return next(filter(None, map(intent, own)), "") or _evidence_title(unit, read)
 
 
-def _evidence_title(unit: Unit) -> str:
+def _evidence_title(unit: Unit, read: list[str]) -> str:
     """What the events show, when no words say it: the change, a failure, or what was read."""
     changed = next((note for note in unit.notes if note.type != "discovery"), None)
     failed = next((note for note in unit.notes if note.failed), None)
     picked = changed or failed
     if picked is not None:
         return picked.title
-    read, _ = evidence(unit.events)
     looked = dedup([*read, *(t for note in unit.notes for t in note.investigated)])
     return f"Investigated {shortlist(looked)}" if looked else unit.notes[0].title
 
@@ -100,8 +100,7 @@ def _concepts(unit: Unit, kind: ObservationType) -> list[str]:
     return dedup([*extra, *own]) or ["how-it-works"]
 
 
-def _subtitle(unit: Unit) -> str:
-    read, modified = evidence(unit.events)
+def _subtitle(unit: Unit, read: list[str], modified: list[str]) -> str:
     calls = counted(len(unit.events), "tool call")
     if modified:
         return f"Changed {shortlist(modified)} ({calls})"
