@@ -21,7 +21,6 @@ import argparse
 import os
 import random
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from claude_mem.records import Observation
 from claude_mem.worker.client import WorkerUnavailable, request
-from worker_start_bench import free_port
+from worker_start_bench import worker_on
 
 FLOOR_RATE = 150.0
 WORDS = (  # noqa: SIM905 - a sentence of words reads better than a list
@@ -116,19 +115,9 @@ def stats(port: int, token: str) -> dict[str, object] | None:
 
 def worker_rate(data: Path, total: int) -> tuple[float, float, int]:
     """(texts/s from the first pending count to none, seconds, vectors copied)."""
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_MEM_")}
-    env |= {"CLAUDE_MEM_DATA_DIR": str(data), "CLAUDE_MEM_WORKER_PORT": str(port)}
     env["CLAUDE_MEM_EMBEDDING_MODEL"] = "minilm-l6-int8"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "claude_mem.worker", "run"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
+    with worker_on(str(data), env) as (proc, port):
         token_file = data / "worker.token"
         while not token_file.exists() or not token_file.read_text().strip():
             if proc.poll() is not None:
@@ -149,9 +138,6 @@ def worker_rate(data: Path, total: int) -> tuple[float, float, int]:
             time.sleep(0.25)
         seconds = time.perf_counter() - started
         assert first is not None
-    finally:
-        proc.terminate()
-        proc.wait(30)
     with sqlite3.connect(data / "claude-mem.db") as conn:
         copied = copies(conn)
         stored = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]

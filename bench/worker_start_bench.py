@@ -51,9 +51,8 @@ def rss_mib(pid: int) -> float:
 
 
 @contextlib.contextmanager
-def fresh_worker(env: dict[str, str]) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
-    """A worker process on a free port with a new data dir; stopped and removed afterwards."""
-    data = tempfile.mkdtemp(prefix="cm-bench-")
+def worker_on(data: str, env: dict[str, str]) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """A worker process for the data dir `data` on a free port; stopped afterwards."""
     port = free_port()
     env = {**env, "CLAUDE_MEM_DATA_DIR": data, "CLAUDE_MEM_WORKER_PORT": str(port)}
     proc = subprocess.Popen(
@@ -69,6 +68,16 @@ def fresh_worker(env: dict[str, str]) -> Iterator[tuple[subprocess.Popen[bytes],
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
+
+
+@contextlib.contextmanager
+def fresh_worker(env: dict[str, str]) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """A worker process on a free port with a new data dir; stopped and removed afterwards."""
+    data = tempfile.mkdtemp(prefix="cm-bench-")
+    try:
+        with worker_on(data, env) as started:
+            yield started
+    finally:
         shutil.rmtree(data, ignore_errors=True)
 
 
