@@ -105,7 +105,8 @@ def test_every_written_command_runs(
     env = host_env(home, dead.port)
     ran = 0
     for ide, rel in CONFIGS.items():
-        opts = flow.Options("install", ide, worker=False)
+        # Command hooks everywhere, Claude Code's per-tool-call ones included.
+        opts = flow.Options("install", ide, worker=False, hook_transport="command")
         assert flow.run(opts, scope=scope, out=io.StringIO()) == 0
         found = commands(json.loads((home / rel).read_text()))
         assert found, ide
@@ -130,7 +131,9 @@ def test_paths_with_spaces(tmp_path: Path, dead: DeadPort) -> None:
     )
     scope = Scope(home, project)
     out = io.StringIO()
-    opts = flow.Options("install", "claude-code", project=True, worker=False)
+    opts = flow.Options(
+        "install", "claude-code", project=True, worker=False, hook_transport="command"
+    )
     assert flow.run(opts, scope=scope, command=command, out=out) == 0
     settings = project / ".claude" / "settings.json"
     doc = json.loads(settings.read_text())
