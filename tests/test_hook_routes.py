@@ -164,3 +164,23 @@ def test_the_hook_token_is_a_0600_file_of_its_own(worker: RunningWorker, data_di
     assert path.read_text().strip() == worker.state.hook_token
     assert path.stat().st_mode & 0o777 == 0o600
     assert (data_dir / "worker.token").read_text().strip() != worker.state.hook_token
+
+
+def test_a_busy_store_answers_at_the_hook_timeout_and_still_records(
+    worker: RunningWorker, hook_env: dict[str, str], data_dir: Path
+) -> None:
+    """The writer held past CLAUDE_MEM_HOOK_TIMEOUT_MS: Claude Code gets `{}` while it is
+    still held (never a host-side timeout), and the event is stored once it is free."""
+    from claude_mem import paths
+    from tests.polling import wait_until
+
+    paths.settings_path().write_text(json.dumps({"CLAUDE_MEM_HOOK_TIMEOUT_MS": 300}))
+    prompt(hook_env, "http-7", "profile the slow export path", "/home/dev/proj")
+    body = {**payload_of("PostToolUse"), "session_id": "http-7", "tool_use_id": "toolu_busy"}
+    assert worker.state.db is not None
+    with worker.state.db.write():
+        response = post(worker, "PostToolUse", body)
+        assert response.status_code == 200
+        assert response.json() == {}
+        assert tool_rows(worker) == []  # not written yet: the writer is ours
+    assert wait_until(lambda: ("Bash", "toolu_busy") in tool_rows(worker))

@@ -174,16 +174,17 @@ def _encode(endpoint: Endpoint, result: Any) -> Response:
     return Response(msgspec.json.encode(result), media_type=JSON)
 
 
-_BLOCKED = object()
+BLOCKED = object()
 
 
-def _run_inline(endpoint: Endpoint, call: Call) -> Any:
-    """The handler's result, or _BLOCKED when it would have waited."""
+def without_waiting(fn: Callable[[], Any]) -> Any:
+    """fn() under store.db.NON_BLOCKING, on the event loop; BLOCKED when it would have waited
+    (then nothing was written: run it again on a thread)."""
     token = NON_BLOCKING.set(True)
     try:
-        return endpoint.handler(call)
+        return fn()
     except WouldBlock:
-        return _BLOCKED
+        return BLOCKED
     finally:
         NON_BLOCKING.reset(token)
 
@@ -228,8 +229,10 @@ def route(endpoint: Endpoint, state: WorkerState, body_limit: int) -> Route:
             if is_async:
                 result = await typing.cast(Callable[[Call], Awaitable[Any]], endpoint.handler)(call)
             else:
-                result = _run_inline(endpoint, call) if endpoint.inline else _BLOCKED
-                if result is _BLOCKED:  # run_in_executor doesn't carry NON_BLOCKING along
+                result = (
+                    without_waiting(lambda: endpoint.handler(call)) if endpoint.inline else BLOCKED
+                )
+                if result is BLOCKED:  # run_in_executor doesn't carry NON_BLOCKING along
                     result = await asyncio.get_running_loop().run_in_executor(
                         _EXECUTOR, endpoint.handler, call
                     )

@@ -18,10 +18,13 @@ from claude_mem.hooks.adapters import claude_code
 from claude_mem.hooks.adapters.base import event_key
 from claude_mem.hooks.event import HookEvent, HookResult
 from claude_mem.hooks.handlers import FILE_GATE_TIMEOUT_S, HANDLERS, Context
-from claude_mem.worker.api import ApiError, Call, Endpoint, in_executor
+from claude_mem.worker.api import BLOCKED, ApiError, Call, Endpoint, in_executor, without_waiting
 from claude_mem.worker.local_worker import LocalWorker
 
 HTTP_KINDS = frozenset({"pre_read", "tool", "stop", "session_end"})
+# Once per tool call and pure CPU up to its one write: tried on the event loop first, as the
+# ingest routes are (Endpoint.inline); the others read files or the store, so run on a thread.
+INLINE_KINDS = frozenset({"tool"})
 HookPayload = dict[str, Any]  # whatever the host sends; the adapter reads what it knows
 
 
@@ -58,9 +61,14 @@ async def claude_code_hook(call: Call) -> dict[str, object]:
     def handle(event: HookEvent) -> HookResult:
         return HANDLERS[event.kind](event, Context(settings, worker))
 
-    done, answer = await in_executor(
-        lambda: runner.answer(claude_code, host_event, kind, payload, handle)[0], timeout
-    )
+    def run() -> dict[str, object]:
+        return runner.answer(claude_code, host_event, kind, payload, handle)[0]
+
+    if kind in INLINE_KINDS:
+        inline: dict[str, object] = without_waiting(run)
+        if inline is not BLOCKED:
+            return inline
+    done, answer = await in_executor(run, timeout)
     return answer if done else {}
 
 
