@@ -79,6 +79,13 @@ def timed(port: int, event: str, bodies: list[bytes], token: str, *, fresh: bool
     return out
 
 
+def cpu_ms(pid: int) -> float:
+    """The process's user + system CPU time so far (ms): what a POST costs the worker, a figure
+    a loaded machine stretches far less than a round trip."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def ms(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[int(q * (len(ordered) - 1))]
@@ -126,7 +133,7 @@ def main() -> None:
         known.write_text("# Payments post in batches; each batch retries.\n" * 80)
         unknown = project / "other.py"
         unknown.write_text("# Nothing remembered about this one.\n" * 80)
-        with worker_on(data, env) as (_, port):
+        with worker_on(data, env) as (proc, port):
             wait_ready(port)
             api_token = (Path(data) / "worker.token").read_text().strip()
             hook_token = (Path(data) / "hook.token").read_text().strip()
@@ -139,7 +146,9 @@ def main() -> None:
             bodies = [json.dumps(payload("bench", n, str(project))).encode()
                       for n in range(2 * args.runs + 20)]  # fmt: skip
             timed(port, "PostToolUse", bodies[:20], hook_token, fresh=True)  # warm-up
+            cpu_before = cpu_ms(proc.pid)
             fresh = timed(port, "PostToolUse", bodies[20 : 20 + args.runs], hook_token, fresh=True)
+            cpu_per_post = (cpu_ms(proc.pid) - cpu_before) / args.runs
             kept = timed(port, "PostToolUse", bodies[20 + args.runs :], hook_token, fresh=False)
             # The same events straight to the ingest route a command hook calls: what the
             # adapter, the handler and the in-process hop add on top of it.
@@ -183,6 +192,7 @@ def main() -> None:
     print(row("PostToolUse http round trip, fresh connection", fresh))
     print(row("PostToolUse http round trip, kept-alive connection", kept))
     print(row("the same event on /api/sessions/observations (a command hook's call)", direct))
+    print(f"| worker CPU per PostToolUse POST (fresh connection) | {cpu_per_post:.2f} ms |")
     print(row("PreToolUse Read gate, a remembered file (timeline answered)", gate))
     print(row("PreToolUse Read gate, a file memory does not know", miss))
     print(f"| events stored (sanity) | {stats['counts']['tool_uses']:,} |")
