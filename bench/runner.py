@@ -52,6 +52,12 @@ BENCHMARKS = (
     Benchmark("pipeline", "pipeline_bench.py", "Compression pipeline"),
     Benchmark("hook", "hook_bench.py", "Hooks as whole processes", quick=("--runs", "10")),
     Benchmark(
+        "hook-http",
+        "http_hook_bench.py",
+        "Claude Code http hooks: the POST round trip",
+        quick=("--runs", "100"),
+    ),
+    Benchmark(
         "search",
         "search_bench.py",
         "Search: hybrid full text + vectors",

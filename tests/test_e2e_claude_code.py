@@ -1,7 +1,9 @@
 """End to end with the real Claude Code CLI: our hooks in a temp HOME, a real worker, a mock model.
 
 Session 1: the Anthropic mock scripts tool calls (Bash `ls`, then a Read of a file in the temp
-project), the CLI runs them, and its hooks (our real hook command) capture every event. Once
+project), the CLI runs them, and its hooks (as `claude-mem install` writes them: commands for
+SessionStart and UserPromptSubmit, http hooks to the worker for the tool calls, Stop and
+SessionEnd) capture every event. Once
 the worker's queue is drained, the tool calls must be stored observations and the turn a
 summary. Session 2: the request the CLI sends the mock must carry our injected context (a
 title from session 1); the mock then reads the same file again, and the request after that
@@ -58,44 +60,28 @@ def notes_text() -> str:
 # --- installing our hooks ---------------------------------------------------------------------
 
 
-def _installer_available() -> bool:
-    return (ROOT / "src" / "claude_mem" / "install").is_dir()
-
-
 def install_hooks(home: Path, env: dict[str, str]) -> str:
-    """Our hooks into `$HOME/.claude/settings.json`: the installer when it exists, else by hand.
+    """Our hooks into `$HOME/.claude/settings.json` by `claude-mem install`, as a user would:
+    by default the per-tool-call hooks, Stop and SessionEnd are http hooks to the worker.
 
-    Returns how they were installed (for the failure messages).
+    Returns the transport of each event (for the failure messages).
     """
-    if _installer_available():
-        cli = Path(sys.executable).with_name("claude-mem")
-        done = subprocess.run(
-            [str(cli), "install", "--ide", "claude-code"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 0, f"claude-mem install failed:\n{done.stdout}\n{done.stderr}"
-        return "installer"
-    from claude_mem.hooks.command import MATCHERS, hook_command
-    from claude_mem.hooks.installed import REGISTER
-
-    hooks: dict[str, list[dict[str, Any]]] = {}
-    for event in REGISTER["claude-code"]:
-        entry: dict[str, Any] = {
-            "hooks": [
-                {"type": "command", "command": hook_command("claude-code", event), "timeout": 60}
-            ]
-        }
-        if ("claude-code", event) in MATCHERS:
-            entry["matcher"] = MATCHERS[("claude-code", event)]
-        hooks[event] = [entry]
-    settings = home / ".claude" / "settings.json"
-    settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text(json.dumps({"hooks": hooks}, indent=2))
-    return "settings block written by the test"
+    cli = Path(sys.executable).with_name("claude-mem")
+    done = subprocess.run(
+        [str(cli), "install", "--ide", "claude-code"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, f"claude-mem install failed:\n{done.stdout}\n{done.stderr}"
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    kinds = {event: groups[0]["hooks"][0]["type"] for event, groups in settings["hooks"].items()}
+    http = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"}
+    assert {event for event, kind in kinds.items() if kind == "http"} == http, kinds
+    assert settings["env"]["CLAUDE_MEM_HOOK_TOKEN"], settings
+    return f"installer ({', '.join(f'{e}: {k}' for e, k in kinds.items())})"
 
 
 # --- the worker -------------------------------------------------------------------------------

@@ -208,7 +208,7 @@ class RecordingWorker:
 
 def handle(event: HookEvent, **env: str) -> tuple[HookResult, list[tuple[str, str, object]]]:
     worker = RecordingWorker()
-    ctx = handlers.Context(settings.load(environ=env), worker)  # type: ignore[arg-type]  # stand-in worker
+    ctx = handlers.Context(settings.load(environ=env), worker)
     return handlers.HANDLERS[event.kind](event, ctx), worker.calls
 
 

@@ -16,7 +16,8 @@ import pytest
 import claude_mem
 from claude_mem import __version__
 from claude_mem.cli import main
-from claude_mem.install import files, mcp, merge
+from claude_mem.install import files, http_hooks, mcp, merge
+from claude_mem.worker.token import read_hook_token
 
 PY = os.path.abspath(sys.executable)
 ENTRY = str(Path(claude_mem.__file__).resolve().parent / "hooks" / "entry.py")
@@ -78,18 +79,44 @@ def group(platform: str, event: str, timeout: int, matcher: str | None = None) -
     return {**({"matcher": matcher} if matcher else {}), "hooks": [handler]}
 
 
-def claude_hooks() -> dict[str, Any]:
+def http_group(
+    event: str, timeout: int, matcher: str | None = None, token: str = "$CLAUDE_MEM_HOOK_TOKEN"
+) -> dict[str, Any]:
+    handler: dict[str, Any] = {
+        "type": "http",
+        "url": f"http://127.0.0.1:{PORT}/api/hooks/claude-code/{event}",
+        "timeout": timeout,
+        "headers": {"x-claude-mem-hook-token": token},
+    }
+    if token.startswith("$"):
+        handler["allowedEnvVars"] = ["CLAUDE_MEM_HOOK_TOKEN"]
+    return {**({"matcher": matcher} if matcher else {}), "hooks": [handler]}
+
+
+def claude_hooks(http: bool = True, token: str = "$CLAUDE_MEM_HOOK_TOKEN") -> dict[str, Any]:
+    """What the installer writes for Claude Code: by default the per-tool-call events, Stop
+    and SessionEnd as http hooks, the ones that start the worker as commands."""
     p = "claude-code"
+
+    def tool(event: str, timeout: int, matcher: str | None = None) -> dict[str, Any]:
+        if http:
+            return http_group(event, timeout, matcher, token)
+        return group(p, event, timeout, matcher)
+
     return {
         "Setup": [group(p, "Setup", 30)],
         "SessionStart": [group(p, "SessionStart", 60, "startup|resume|clear|compact")],
         "UserPromptSubmit": [group(p, "UserPromptSubmit", 30)],
-        "PreToolUse": [group(p, "PreToolUse", 30, "Read")],
-        "PostToolUse": [group(p, "PostToolUse", 30, "*")],
-        "PostToolUseFailure": [group(p, "PostToolUseFailure", 30, "*")],
-        "Stop": [group(p, "Stop", 30)],
-        "SessionEnd": [group(p, "SessionEnd", 30)],
+        "PreToolUse": [tool("PreToolUse", 30, "Read")],
+        "PostToolUse": [tool("PostToolUse", 30, "*")],
+        "PostToolUseFailure": [tool("PostToolUseFailure", 30, "*")],
+        "Stop": [tool("Stop", 30)],
+        "SessionEnd": [tool("SessionEnd", 30)],
     }
+
+
+def claude_doc() -> dict[str, Any]:
+    return {"hooks": claude_hooks(), "env": {"CLAUDE_MEM_HOOK_TOKEN": read_hook_token()}}
 
 
 def codex_doc() -> dict[str, Any]:
@@ -144,7 +171,7 @@ IDES: dict[str, tuple[str, str, Callable[[], dict[str, Any]]]] = {
     "claude-code": (
         "home/.claude/settings.json",
         "project/.claude/settings.json",
-        lambda: {"hooks": claude_hooks()},
+        claude_doc,
     ),
     "codex": ("codex-home/hooks.json", "project/.codex/hooks.json", codex_doc),
     "gemini-cli": ("home/.gemini/settings.json", "project/.gemini/settings.json", gemini_doc),
@@ -182,6 +209,7 @@ EXISTING: dict[str, dict[str, Any]] = {
 def without_ours(doc: dict[str, Any], ide: str) -> dict[str, Any]:
     copy = json.loads(json.dumps(doc))
     merge.remove(copy, flat=ide in ("cursor", "windsurf"))
+    http_hooks.set_env(copy, None)
     return copy
 
 
@@ -232,8 +260,10 @@ def test_merge_is_idempotent_and_uninstall_restores(env: Env, ide: str) -> None:
     installed = json.loads(path.read_text())
     assert without_ours(installed, ide) == original  # everything else, equal in content
     for key, value in original.items():
-        if key != "hooks":
+        if key not in ("hooks", "env"):
             assert installed[key] == value
+    for key, value in original.get("env", {}).items():
+        assert installed["env"][key] == value  # the user's own variables stay
     for event, entries in normalized(expected())["hooks"].items():
         assert all(e in normalized(installed)["hooks"][event] for e in entries)
     [saved] = backups(path)
@@ -307,10 +337,12 @@ def test_print_shows_a_diff_and_writes_nothing(env: Env) -> None:
     assert "nothing is written" in out
     assert f"--- {path}\n+++ {path}\n" in out
     assert '-{"model": "opus"}' in out
-    assert f'+            "command": {json.dumps(cmd("claude-code", "Stop"))}' in out
+    assert f'+            "command": {json.dumps(cmd("claude-code", "SessionStart"))}' in out
+    assert f'+            "url": "http://127.0.0.1:{PORT}/api/hooks/claude-code/Stop"' in out
     assert path.read_text() == '{"model": "opus"}'
     assert env.files() == ["home/.claude/settings.json"]
     assert not (env.data_dir / "install-version").exists()
+    assert not (env.data_dir / "hook.token").exists()  # no token made for a preview
 
     code, out, _ = env.cli("install", "--ide", "cursor", "--print")
     assert "--- /dev/null\n+++ " in out
@@ -476,7 +508,11 @@ def test_plugin_dir(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
     assert manifest["name"] == "claude-mem-py"
     assert manifest["version"] == __version__
     hooks = json.loads((folder / "hooks" / "hooks.json").read_text())
-    assert hooks == {"description": "claude-mem-py hooks", "hooks": claude_hooks()}
+    token = read_hook_token()
+    assert token
+    # hooks.json has no `env`: the token sits in the header, and the file is 0600
+    assert hooks == {"description": "claude-mem-py hooks", "hooks": claude_hooks(token=token)}
+    assert (folder / "hooks" / "hooks.json").stat().st_mode & 0o777 == 0o600
     assert f"undo: claude-mem uninstall --plugin-dir {folder}" in out
 
     monkeypatch.setattr(mcp, "available", lambda: True)
@@ -506,3 +542,106 @@ def test_uninstall_stops_the_worker_unless_kept(env: Env, monkeypatch: pytest.Mo
     assert stopped == [True]
     assert "worker: stopped (pid 4242)" in out
     assert f"rm -rf {env.data_dir}" in out
+
+
+# --- Claude Code's http hooks ------------------------------------------------------------------
+
+
+def settings_doc(env: Env) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((env.home / ".claude" / "settings.json").read_text())
+    return doc
+
+
+def test_http_hooks_carry_the_hook_token_through_env_in_a_0600_file(env: Env) -> None:
+    assert env.cli("install", "--no-start")[0] == 0
+    path = env.home / ".claude" / "settings.json"
+    assert path.stat().st_mode & 0o777 == 0o600  # created by us, and it holds a secret
+    token = (env.data_dir / "hook.token").read_text().strip()
+    assert (env.data_dir / "hook.token").stat().st_mode & 0o777 == 0o600
+    doc = settings_doc(env)
+    assert doc["env"] == {"CLAUDE_MEM_HOOK_TOKEN": token}
+    kinds = {event: groups[0]["hooks"][0]["type"] for event, groups in doc["hooks"].items()}
+    assert kinds == {
+        "Setup": "command", "SessionStart": "command", "UserPromptSubmit": "command",
+        "PreToolUse": "http", "PostToolUse": "http", "PostToolUseFailure": "http",
+        "Stop": "http", "SessionEnd": "http",
+    }  # fmt: skip
+    # The stale-hooks check (hooks/installed.py) counts the http entries as ours.
+    from claude_mem.hooks import installed
+
+    assert installed.events_in(str(path)) == set(installed.REGISTER["claude-code"])
+
+
+def test_command_transport_everywhere_and_switching_back_and_forth(env: Env) -> None:
+    path = env.home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"env": {"EDITOR": "vim"}}))
+    path.chmod(0o644)
+    assert env.cli("install", "--no-start")[0] == 0
+    assert settings_doc(env)["env"] == {"EDITOR": "vim", "CLAUDE_MEM_HOOK_TOKEN": read_hook_token()}
+    assert path.stat().st_mode & 0o777 == 0o644  # an existing file keeps its mode
+
+    code, out, _ = env.cli("install", "--hook-transport", "command", "--no-start")
+    assert code == 0
+    assert f"updated   {path}" in out
+    assert settings_doc(env) == {"env": {"EDITOR": "vim"}, "hooks": claude_hooks(http=False)}
+
+    assert env.cli("install", "--no-start")[0] == 0
+    assert normalized(settings_doc(env))["hooks"] == claude_hooks()
+    assert env.cli("uninstall", "--keep-worker")[0] == 0
+    assert settings_doc(env) == {"env": {"EDITOR": "vim"}}
+
+
+def test_the_plugin_keeps_command_hooks_when_asked(env: Env) -> None:
+    folder = env.root / "plugin"
+    args = ("install", "--plugin-dir", str(folder), "--hook-transport", "command", "--no-start")
+    assert env.cli(*args)[0] == 0
+    hooks = json.loads((folder / "hooks" / "hooks.json").read_text())
+    assert hooks["hooks"] == claude_hooks(http=False)
+
+
+def test_uninstall_leaves_someone_elses_http_hook(env: Env) -> None:
+    theirs = {"type": "http", "url": "http://127.0.0.1:9000/audit", "headers": {"x-k": "$K"},
+              "allowedEnvVars": ["K"]}  # fmt: skip
+    path = env.home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    original = {"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [theirs]}]}, "env": {"K": "1"}}
+    path.write_text(json.dumps(original))
+    assert env.cli("install", "--no-start")[0] == 0
+    assert theirs in settings_doc(env)["hooks"]["PostToolUse"][0]["hooks"]
+    assert env.cli("install", "--no-start")[1].count("unchanged") == 1  # idempotent
+    assert env.cli("uninstall", "--keep-worker")[0] == 0
+    assert settings_doc(env) == original
+
+
+def doctor_lines(env: Env) -> list[str]:
+    out = env.cli("doctor")[1]
+    return [line for line in out.splitlines() if "http hooks" in line]
+
+
+def test_doctor_names_a_port_or_data_dir_change_and_install_rewrites(
+    env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert env.cli("install", "--no-start")[0] == 0
+    [line] = doctor_lines(env)
+    assert line.startswith("[ok  ]")
+    assert f"port {PORT}" in line
+
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", "45999")
+    [line] = doctor_lines(env)
+    assert line.startswith("[FAIL]")
+    assert f"post to port {PORT}, but this data dir's worker uses 45999" in line
+    assert "`claude-mem install` rewrites them" in line
+    assert env.cli("install", "--no-start")[0] == 0
+    assert settings_doc(env)["hooks"]["Stop"][0]["hooks"][0]["url"].startswith(
+        "http://127.0.0.1:45999/"
+    )
+    assert doctor_lines(env)[0].startswith("[ok  ]")
+
+    monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(tmp_path / "other-data"))
+    [line] = doctor_lines(env)
+    assert line.startswith("[FAIL]")
+    assert "carry a hook token this data dir's worker does not accept" in line
+    assert env.cli("install", "--no-start")[0] == 0
+    assert settings_doc(env)["env"]["CLAUDE_MEM_HOOK_TOKEN"] == read_hook_token()
+    assert doctor_lines(env)[0].startswith("[ok  ]")

@@ -16,6 +16,7 @@ from claude_mem.install import flow, mcp
 from claude_mem.install.base import HookCommand, Scope, is_ours
 from claude_mem.worker import lifecycle
 from tests.net import DeadPort, free_port
+from tests.worker_fixtures import RunningWorker
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = Path(sys.executable).with_name("claude-mem")
@@ -105,7 +106,8 @@ def test_every_written_command_runs(
     env = host_env(home, dead.port)
     ran = 0
     for ide, rel in CONFIGS.items():
-        opts = flow.Options("install", ide, worker=False)
+        # Command hooks everywhere, Claude Code's per-tool-call ones included.
+        opts = flow.Options("install", ide, worker=False, hook_transport="command")
         assert flow.run(opts, scope=scope, out=io.StringIO()) == 0
         found = commands(json.loads((home / rel).read_text()))
         assert found, ide
@@ -130,7 +132,9 @@ def test_paths_with_spaces(tmp_path: Path, dead: DeadPort) -> None:
     )
     scope = Scope(home, project)
     out = io.StringIO()
-    opts = flow.Options("install", "claude-code", project=True, worker=False)
+    opts = flow.Options(
+        "install", "claude-code", project=True, worker=False, hook_transport="command"
+    )
     assert flow.run(opts, scope=scope, command=command, out=out) == 0
     settings = project / ".claude" / "settings.json"
     doc = json.loads(settings.read_text())
@@ -176,3 +180,34 @@ def test_install_starts_the_worker(tmp_path: Path) -> None:
     assert stop.returncode == 0, stop.stderr
     assert "worker stopped" in stop.stdout
     assert lifecycle.probe(port, 0.5) is None
+
+
+def test_http_hooks_follow_the_port_the_started_worker_took(
+    tmp_path: Path, worker: RunningWorker
+) -> None:
+    """The configured port is held by another data dir's worker: ours starts on a free port,
+    and install rewrites the http hooks' URLs to it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**host_env(home, worker.port), "CLAUDE_MEM_DATA_DIR": str(tmp_path / "second")}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(CLI), *args], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+
+    try:
+        done = cli("install")
+        assert done.returncode == 0, done.stderr
+        ours = json.loads((tmp_path / "second" / "worker.pid").read_text())["port"]
+        assert ours != worker.port
+        assert f"the worker listens on port {ours}: rewriting" in done.stdout
+        settings = json.loads((home / ".claude" / "settings.json").read_text())
+        url = settings["hooks"]["PostToolUse"][0]["hooks"][0]["url"]
+        assert url == f"http://127.0.0.1:{ours}/api/hooks/claude-code/PostToolUse"
+        token = (tmp_path / "second" / "hook.token").read_text().strip()
+        assert settings["env"]["CLAUDE_MEM_HOOK_TOKEN"] == token
+        assert token != worker.state.hook_token
+    finally:
+        stop = cli("worker", "stop")
+    assert stop.returncode == 0, stop.stderr

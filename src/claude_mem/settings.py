@@ -415,6 +415,8 @@ ENV_ONLY = {
     paths.DATA_DIR_ENV: "decides where settings.json lives, so it cannot live inside it",
     "CLAUDE_MEM_INTERNAL": "marks the claude subprocess of our own observer (claude-agent-sdk), "
     "whose hooks must record nothing; set by us, not by users",
+    "CLAUDE_MEM_HOOK_TOKEN": "the hook token, set by the installer in Claude Code's settings `env` "
+    "for the http hooks' header (worker/token.py); Claude Code reads it, we never do",
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -79,6 +80,8 @@ def checks() -> list[dict[str, str]]:
     except (SchemaError, sqlite3.DatabaseError, OSError) as exc:
         add("database", "fail", str(exc))
     add(*_worker(loaded))
+    for check in _http_hooks():
+        add(*check)
     add(*_embeddings(loaded))
     if (embedder := embedding_health.doctor_check()) is not None:
         add(*embedder)
@@ -134,6 +137,20 @@ def _worker(loaded: Settings) -> tuple[str, str, str]:
     if worker.version != __version__:
         return "worker", "warn", f"{where}; installed {__version__}: `claude-mem worker restart`"
     return "worker", "ok", f"{where}, serves {paths.data_dir()}"
+
+
+def _http_hooks() -> list[tuple[str, str, str]]:
+    """Claude Code's installed http hooks against this data dir's worker port and hook token."""
+    from claude_mem.install.http_hooks import doctor_checks
+
+    home = os.environ.get("HOME", "")
+    if not os.path.isabs(home):
+        return []
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return []
+    return doctor_checks(home, cwd, os.environ)
 
 
 def _embeddings(loaded: Settings) -> tuple[str, str, str]:

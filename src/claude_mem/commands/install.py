@@ -1,7 +1,7 @@
 """`claude-mem install`: merge our hooks into an agent's config (or write a plugin folder).
 
 claude-mem install [--ide claude-code|codex|cursor|gemini-cli|windsurf] [--project]
-                   [--print] [--no-start]
+                   [--print] [--no-start] [--hook-transport http|command]
 claude-mem install --plugin-dir DIR      # a Claude Code plugin for `claude --plugin-dir DIR`
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from claude_mem.install import IDES
+from claude_mem.install import IDES, TRANSPORTS
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +41,13 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_common(parser)
     parser.add_argument("--no-start", action="store_true", help="do not start the worker")
+    parser.add_argument(
+        "--hook-transport",
+        choices=TRANSPORTS,
+        default="http",
+        help="Claude Code's per-tool-call, Stop and SessionEnd hooks: http posts to the worker "
+        "(default), command runs a hook process for each (other agents always use commands)",
+    )
 
 
 def check(parser_args: argparse.Namespace) -> str | None:
@@ -61,6 +68,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"claude-mem install: {problem}", file=sys.stderr)
         return 2
     opts = Options(
-        "install", args.ide, args.project, args.dry_run, args.plugin_dir, not args.no_start
+        "install",
+        args.ide,
+        args.project,
+        args.dry_run,
+        args.plugin_dir,
+        not args.no_start,
+        args.hook_transport,
     )
     return run_flow(opts)

@@ -12,12 +12,25 @@ from urllib.parse import quote
 from claude_mem.hooks.event import HookEvent, HookResult
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # never true at run time: `typing` stays out of the hook process
     from collections.abc import Callable
+    from typing import Protocol
 
-    from claude_mem.hooks.transport import Worker
     from claude_mem.settings import Settings
     from claude_mem.worker.client import Response
+
+    class WorkerLink(Protocol):
+        """What handlers use of the worker: hooks.transport.Worker (a socket, in a command
+        hook) or worker.local_worker.LocalWorker (in the worker, serving an http hook)."""
+
+        timeout: float
+        host: str
+        port: int
+
+        def ensure_started(self, wait_s: float) -> bool: ...
+
+        def call(self, method: str, path: str, payload: object = None) -> Response | None: ...
+
 
 # Sent instead of a prompt that was private as a whole: the worker sees an empty private block,
 # numbers the prompt as private (so the rest of that turn is skipped too) and stores no text.
@@ -38,7 +51,7 @@ class Context:
 
     __slots__ = ("settings", "worker")
 
-    def __init__(self, settings: Settings, worker: Worker) -> None:
+    def __init__(self, settings: Settings, worker: WorkerLink) -> None:
         self.settings, self.worker = settings, worker
 
     @property

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 # Present in every hook command we write, and in nobody else's.
 MARKER = "claude_mem/hooks/entry.py"
+# The path of every Claude Code http hook URL we write (worker/routes/hooks.py serves it).
+HTTP_MARKER = "/api/hooks/claude-code/"
 # platform -> (user folder under HOME, env var that replaces it, project folder, file name)
 HOOK_FILES = {
     "claude-code": (".claude", "CLAUDE_CONFIG_DIR", ".claude", "settings.json"),
@@ -85,7 +87,8 @@ def _candidates(platform: str, cwd: str | None, env: Mapping[str, str]) -> list[
 
 
 def events_in(path: str) -> set[str]:
-    """Events of `path`'s `"hooks"` table that run one of our commands (none if unreadable)."""
+    """Events of `path`'s `"hooks"` table that run one of our commands or post to our http
+    hook route (none if unreadable)."""
     try:
         with open(path, "rb") as handle:
             doc = json.loads(handle.read(MAX_CONFIG_BYTES).decode("utf-8-sig", "replace"))
@@ -94,11 +97,12 @@ def events_in(path: str) -> set[str]:
     table = doc.get("hooks") if isinstance(doc, dict) else None
     if not isinstance(table, dict):
         return set()
-    return {
-        str(event)
-        for event, entries in table.items()
-        if MARKER in json.dumps(entries).replace("\\\\", "/")
-    }
+    return {str(event) for event, entries in table.items() if _holds_ours(entries)}
+
+
+def _holds_ours(entries: object) -> bool:
+    text = json.dumps(entries).replace("\\\\", "/")
+    return MARKER in text or HTTP_MARKER in text
 
 
 def installed(platform: str, cwd: str | None) -> tuple[list[str], set[str]]:

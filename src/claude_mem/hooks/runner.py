@@ -17,6 +17,7 @@ from claude_mem.hooks.adapters import PLATFORMS, load
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import ModuleType
 
     from claude_mem.hooks.event import HookEvent, HookResult
@@ -175,18 +176,36 @@ def _run(adapter: ModuleType, host_event: str, kind: str) -> int:
     if isinstance(payload, str):
         _log(None, "WARN", f"payload is {payload}", bytes=len(raw), **fields)
         return 0
-    disabled = getattr(adapter, "disabled", None)
-    if disabled is not None and disabled(payload):
-        _emit(_noop(adapter, host_event, kind))
-        return 0
-    event = adapter.normalize(payload, host_event, kind)
-    if event.cwd is None:
-        event.cwd = _cwd()
-    result = _handle(event, adapter)
-    _emit(adapter.output(event, result))
+
+    def handle(event: HookEvent) -> HookResult:
+        if event.cwd is None:
+            event.cwd = _cwd()
+        return _handle(event, adapter)
+
+    out, result = answer(adapter, host_event, kind, payload, handle)
+    _emit(out)
     if result.stderr:
         _say(result.stderr)
     return result.exit_code
+
+
+def answer(
+    adapter: ModuleType,
+    host_event: str,
+    kind: str,
+    payload: dict[str, object],
+    handle: Callable[[HookEvent], HookResult],
+) -> tuple[dict[str, object], HookResult]:
+    """The host's JSON answer to one parsed payload, and the handler's result: what a command
+    hook and the worker's http hook route (worker/routes/hooks.py) share."""
+    from claude_mem.hooks.event import HookResult  # noqa: PLC0415
+
+    disabled = getattr(adapter, "disabled", None)
+    if disabled is not None and disabled(payload):
+        return _noop(adapter, host_event, kind), HookResult()
+    event = adapter.normalize(payload, host_event, kind)
+    result = handle(event)
+    return adapter.output(event, result), result
 
 
 def _cwd() -> str | None:

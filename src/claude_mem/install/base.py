@@ -104,7 +104,8 @@ class Target:
     """One JSON file and how our entries go in and out of it.
 
     `scaffold`: top-level keys we add when creating the file (Cursor's `"version": 1`); a file
-    left holding nothing else after an uninstall is deleted (its backup stays).
+    left holding nothing else after an uninstall is deleted (its backup stays). `private`: the
+    file holds a secret (the hook token), so one we create is 0600.
     """
 
     path: Path
@@ -112,6 +113,7 @@ class Target:
     uninstall: Edit
     what: str
     scaffold: Mapping[str, Any] = field(default_factory=dict)
+    private: bool = False  # holds a secret: a file we create is 0600
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ class FileChange:
     before: str | None
     after: str | None
     what: str
+    private: bool = False  # created 0600 (Target.private)
 
     @property
     def changed(self) -> bool:
@@ -112,11 +113,11 @@ def plan(target: Target | TextTarget, action: str) -> FileChange:
     except ShapeError as exc:
         raise ConfigError(f"{target.path}: {exc}; it was left untouched") from exc
     if doc == original:
-        return FileChange(target.path, before, before, target.what)
+        return FileChange(target.path, before, before, target.what, target.private)
     leftover = all(key in target.scaffold and doc[key] == target.scaffold[key] for key in doc)
     if action == "uninstall" and leftover:
-        return FileChange(target.path, before, None, target.what)
-    return FileChange(target.path, before, render(doc, before), target.what)
+        return FileChange(target.path, before, None, target.what, target.private)
+    return FileChange(target.path, before, render(doc, before), target.what, target.private)
 
 
 def _stamp() -> str:
@@ -161,13 +162,14 @@ def _default_mode() -> int:
     return 0o666 & ~mask
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` at once, keeping its mode (new files: 0666 minus umask)."""
+def write_atomic(path: Path, text: str, *, private: bool = False) -> None:
+    """Replace `path` with `text` at once, keeping its mode (new files: 0666 minus umask, or
+    0600 when `private`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
-        mode = _default_mode()
+        mode = paths.FILE_MODE if private else _default_mode()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -190,5 +192,5 @@ def apply(change: FileChange) -> Path | None:
     if change.after is None:
         real.unlink(missing_ok=True)
     else:
-        write_atomic(real, change.after)
+        write_atomic(real, change.after, private=change.private)
     return saved

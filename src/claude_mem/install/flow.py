@@ -16,8 +16,9 @@ from types import ModuleType
 from typing import TextIO
 
 from claude_mem import __version__
-from claude_mem.install import claude_code, files, mcp, plugin
+from claude_mem.install import claude_code, files, http_hooks, mcp, plugin
 from claude_mem.install.base import ConfigError, HookCommand, Scope, Target, TextTarget
+from claude_mem.install.http_hooks import HttpHooks
 
 START_WAIT_S = 10.0
 MODULES = {
@@ -37,6 +38,7 @@ class Options:
     dry_run: bool = False
     plugin_dir: Path | None = None
     worker: bool = True  # install: start it; uninstall: stop it
+    hook_transport: str = "http"  # Claude Code's per-tool-call hooks: http | command
 
 
 def ide_module(ide: str) -> ModuleType:
@@ -51,17 +53,32 @@ class Plan:
     events: tuple[str, ...]
 
 
-def _plan(opts: Options, scope: Scope, command: HookCommand, with_mcp: bool) -> Plan:
+def _http(opts: Options) -> HttpHooks | None:
+    """Claude Code's http hooks for this install, or None (command hooks, other hosts)."""
+    claude = opts.plugin_dir is not None or opts.ide == "claude-code"
+    if opts.action != "install" or opts.hook_transport != "http" or not claude:
+        return None
+    return http_hooks.current(create_token=not opts.dry_run)
+
+
+def _plan(
+    opts: Options, scope: Scope, command: HookCommand, with_mcp: bool, http: HttpHooks | None
+) -> Plan:
     if opts.plugin_dir is not None:
         folder = opts.plugin_dir.expanduser().absolute()
-        targets = plugin.targets(folder, command, with_mcp)
+        targets = plugin.targets(folder, command, with_mcp, http)
         events = tuple(hook.event for hook in claude_code.HOOKS)
         return Plan(f"{plugin.LABEL} in {folder}", targets, [], events)
     module = ide_module(opts.ide)
     where = f"project {scope.project}" if scope.project is not None else "user settings"
+    targets = (
+        claude_code.targets(scope, command, with_mcp, http)
+        if http is not None
+        else module.targets(scope, command, with_mcp)
+    )
     return Plan(
         f"{module.LABEL} ({where})",
-        module.targets(scope, command, with_mcp),
+        targets,
         module.notes(scope, command, opts.action, with_mcp),
         tuple(hook.event for hook in module.HOOKS),
     )
@@ -91,7 +108,8 @@ def run(
         scope = scope or Scope.current(opts.project)
         # Uninstall always looks for our MCP entry: a previous version may have written one.
         with_mcp = opts.action == "uninstall" or mcp.available()
-        plan = _plan(opts, scope, command, with_mcp)
+        http = _http(opts)
+        plan = _plan(opts, scope, command, with_mcp, http)
         changes = [files.plan(target, opts.action) for target in plan.targets]
     except ConfigError as exc:
         print(f"claude-mem {opts.action}: {exc}", file=err)
@@ -121,7 +139,13 @@ def run(
         print(f"note: {note}", file=out)
     if opts.action == "install":
         print(f"hooks: {', '.join(plan.events)}", file=out)
-        _after_install(opts, command, out, err)
+        if http is not None:
+            print(f"http hooks: {', '.join(sorted(http_hooks.EVENTS))} post to "
+                  f"{http.url('')}<event>", file=out)  # fmt: skip
+        port = _after_install(opts, command, out, err)
+        if http is not None and port not in (None, http.port):
+            print(f"the worker listens on port {port}: rewriting the http hooks' URLs", file=out)
+            return run(opts, scope=scope, command=command, out=out, err=err)
     else:
         _after_uninstall(opts, out)
     print(f"undo: {_undo_hint(opts)}", file=out)
@@ -140,8 +164,9 @@ def _viewer(host: str, port: int) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
 
 
-def _after_install(opts: Options, command: HookCommand, out: TextIO, err: TextIO) -> None:
-    """Install marker (the hooks' version check reads it), then the worker and its viewer URL."""
+def _after_install(opts: Options, command: HookCommand, out: TextIO, err: TextIO) -> int | None:
+    """Install marker (the hooks' version check reads it), then the worker and its viewer URL;
+    the port of the worker it found or started."""
     from claude_mem.commands.autostart import ensure_worker, started_line  # noqa: PLC0415
     from claude_mem.hooks import version_check  # noqa: PLC0415
     from claude_mem.worker import lifecycle  # noqa: PLC0415
@@ -156,18 +181,19 @@ def _after_install(opts: Options, command: HookCommand, out: TextIO, err: TextIO
             host, port = lifecycle.address()
             viewer = _viewer(host, port)
             print(f"worker: not started (the first session starts it); viewer {viewer}", file=out)
-            return
+            return None
         info, started = ensure_worker(START_WAIT_S)
     except Exception as exc:  # a broken settings file, an unusable data dir: doctor explains
         print(f"worker: not started ({type(exc).__name__}: {exc}); see `claude-mem doctor`",
               file=err)  # fmt: skip
-        return
+        return None
     if info is None:
         print(f"worker: not healthy within {START_WAIT_S:.0f} s; hooks retry on demand; "
               "see `claude-mem doctor`", file=err)  # fmt: skip
-        return
+        return None
     what = started_line(info) if started else f"already running (pid {info.pid}, port {info.port})"
     print(f"worker: {what}; viewer {_viewer(info.host, info.port)}", file=out)
+    return info.port
 
 
 def _after_uninstall(opts: Options, out: TextIO) -> None:

@@ -1,6 +1,8 @@
 """Our entries in and out of an IDE's `"hooks"` table, leaving everything else as it was.
 
-Two shapes exist. *Grouped* (Claude Code, Codex, Gemini CLI):
+Ours are the handlers whose command runs our hook entry point, and Claude Code http hooks
+that post to our hook route (`install.http_hooks`). Two shapes exist. *Grouped* (Claude Code,
+Codex, Gemini CLI):
 `{"hooks": {"Event": [{"matcher": "...", "hooks": [{"type": "command", "command": ...}]}]}}`.
 *Flat* (Cursor, Windsurf): `{"hooks": {"event": [{"command": ...}]}}`.
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from claude_mem.install import http_hooks
 from claude_mem.install.base import Doc, Hook, HookCommand, ShapeError, is_ours
 
 
@@ -32,6 +35,9 @@ def grouped(
 
 
 def _ours(handler: object) -> bool:
+    """One of our command handlers, or one of our http hooks (Claude Code)."""
+    if http_hooks.is_ours(handler):
+        return True
     return isinstance(handler, dict) and is_ours(handler.get("command"))
 
 

@@ -23,6 +23,7 @@ from claude_mem.store.db import NON_BLOCKING, WouldBlock
 from claude_mem.viewer.auth import cookie_authorizes
 from claude_mem.worker.state import WorkerState
 from claude_mem.worker.token import HEADER as TOKEN_HEADER
+from claude_mem.worker.token import HOOK_HEADER
 
 JSON = "application/json"
 # Handlers touch SQLite, which may wait on a lock, so they run off the event loop; a small
@@ -75,6 +76,11 @@ class Endpoint:
     # Try a sync handler on the event loop first, under store.db.NON_BLOCKING: it skips the
     # thread hop (bench/worker_ingest_bench.py) and moves to a thread only if it would wait.
     inline: bool = False
+    # A hook route (Claude Code's http hooks): only the hook token in HOOK_HEADER opens it,
+    # and that token opens nothing else.
+    hook: bool = False
+    # The handler gets the body's bytes (read under the body limit); `body` only documents it.
+    raw_body: bool = False
 
     @property
     def operation_id(self) -> str:
@@ -168,18 +174,45 @@ def _encode(endpoint: Endpoint, result: Any) -> Response:
     return Response(msgspec.json.encode(result), media_type=JSON)
 
 
-_BLOCKED = object()
+BLOCKED = object()
 
 
-def _run_inline(endpoint: Endpoint, call: Call) -> Any:
-    """The handler's result, or _BLOCKED when it would have waited."""
+def without_waiting(fn: Callable[[], Any]) -> Any:
+    """fn() under store.db.NON_BLOCKING, on the event loop; BLOCKED when it would have waited
+    (then nothing was written: run it again on a thread)."""
     token = NON_BLOCKING.set(True)
     try:
-        return endpoint.handler(call)
+        return fn()
     except WouldBlock:
-        return _BLOCKED
+        return BLOCKED
     finally:
         NON_BLOCKING.reset(token)
+
+
+def _authorize(endpoint: Endpoint, state: WorkerState, request: Request) -> None:
+    if endpoint.hook:
+        if not state.hook_token_matches(request.headers.get(HOOK_HEADER)):
+            raise ApiError(401, f"missing or wrong {HOOK_HEADER} header", "unauthorized")
+        return
+    if endpoint.auth and not (
+        state.token_matches(request.headers.get(TOKEN_HEADER))
+        or cookie_authorizes(request, state)  # the web viewer, signed in by link
+    ):
+        raise ApiError(401, f"missing or wrong {TOKEN_HEADER} header", "unauthorized")
+
+
+def _call(endpoint: Endpoint, state: WorkerState, request: Request, raw: bytes | None) -> Call:
+    """The decoded request, once it may be served (the store is open, the ids fit)."""
+    if endpoint.needs_db and not state.ready:
+        reason = state.error or "the database is still opening"
+        raise ApiError(503, f"worker is starting: {reason}", "starting")
+    call = Call(state=state, request=request, params=dict(request.path_params))
+    if any(isinstance(v, int) and v > MAX_ID for v in call.params.values()):
+        raise ApiError(404, "no record has such an id", "not_found")
+    call.query = _decode_query(endpoint, request)
+    if endpoint.body is not None:
+        call.body = raw if endpoint.raw_body else _decode_body(endpoint, raw or b"")
+    return call
 
 
 def route(endpoint: Endpoint, state: WorkerState, body_limit: int) -> Route:
@@ -188,25 +221,18 @@ def route(endpoint: Endpoint, state: WorkerState, body_limit: int) -> Route:
 
     async def asgi_endpoint(request: Request) -> Response:
         try:
-            if endpoint.auth and not (
-                state.token_matches(request.headers.get(TOKEN_HEADER))
-                or cookie_authorizes(request, state)  # the web viewer, signed in by link
-            ):
-                raise ApiError(401, f"missing or wrong {TOKEN_HEADER} header", "unauthorized")
-            if endpoint.needs_db and not state.ready:
-                reason = state.error or "the database is still opening"
-                raise ApiError(503, f"worker is starting: {reason}", "starting")
-            call = Call(state=state, request=request, params=dict(request.path_params))
-            if any(isinstance(v, int) and v > MAX_ID for v in call.params.values()):
-                raise ApiError(404, "no record has such an id", "not_found")
-            call.query = _decode_query(endpoint, request)
-            if endpoint.body is not None:
-                call.body = _decode_body(endpoint, await _read_body(request, body_limit))
+            _authorize(endpoint, state, request)
+            raw = None
+            if endpoint.body is not None and (state.ready or not endpoint.needs_db):
+                raw = await _read_body(request, body_limit)
+            call = _call(endpoint, state, request, raw)
             if is_async:
                 result = await typing.cast(Callable[[Call], Awaitable[Any]], endpoint.handler)(call)
             else:
-                result = _run_inline(endpoint, call) if endpoint.inline else _BLOCKED
-                if result is _BLOCKED:  # run_in_executor doesn't carry NON_BLOCKING along
+                result = (
+                    without_waiting(lambda: endpoint.handler(call)) if endpoint.inline else BLOCKED
+                )
+                if result is BLOCKED:  # run_in_executor doesn't carry NON_BLOCKING along
                     result = await asyncio.get_running_loop().run_in_executor(
                         _EXECUTOR, endpoint.handler, call
                     )
@@ -217,6 +243,33 @@ def route(endpoint: Endpoint, state: WorkerState, body_limit: int) -> Route:
     return Route(
         endpoint.path, asgi_endpoint, methods=[endpoint.method], name=endpoint.operation_id
     )
+
+
+async def in_executor(fn: Callable[[], Any], timeout: float) -> tuple[bool, Any]:
+    """(True, fn()) run on the handler pool, or (False, None) after `timeout` s; the call
+    itself is never cancelled (an event it records is recorded, only later)."""
+    future = asyncio.get_running_loop().run_in_executor(_EXECUTOR, fn)
+    try:
+        return True, await asyncio.wait_for(asyncio.shield(future), timeout)
+    except TimeoutError:
+        return False, None
+
+
+def serve_here(
+    endpoint: Endpoint, state: WorkerState, method: str, target: str, raw: bytes | None
+) -> tuple[int, str, bytes]:
+    """(status, content type, body) of `endpoint` for an already authorised request, run in
+    this thread: the worker serving its own hook routes, with no socket in between."""
+    path, _, query = target.partition("?")
+    scope = {"type": "http", "method": method, "path": path, "query_string": query.encode(),
+             "headers": [], "path_params": {}}  # fmt: skip
+    try:
+        if inspect.iscoroutinefunction(endpoint.handler):
+            raise ApiError(405, f"{method} {path} is not served in-process", "not_local")
+        response = _encode(endpoint, endpoint.handler(_call(endpoint, state, Request(scope), raw)))
+    except ApiError as exc:
+        response = error_response(exc.status, exc.message, exc.code)
+    return response.status_code, response.media_type or "", bytes(response.body)
 
 
 # --- OpenAPI ----------------------------------------------------------------------------------
@@ -254,10 +307,7 @@ def openapi(endpoints: list[Endpoint]) -> dict[str, Any]:
             "parameters": _parameters(ep, components),
             "responses": _responses(ep, by_type),
         }
-        if ep.auth:
-            op["security"] = [{"token": []}]
-        else:
-            op["security"] = []
+        op["security"] = [{"hookToken": []}] if ep.hook else [{"token": []}] if ep.auth else []
         if ep.body is not None:
             op["requestBody"] = {"required": True, "content": {JSON: {"schema": by_type[ep.body]}}}
         paths.setdefault(path, {})[ep.method.lower()] = op
@@ -267,7 +317,10 @@ def openapi(endpoints: list[Endpoint]) -> dict[str, Any]:
         "paths": paths,
         "components": {
             "schemas": components,
-            "securitySchemes": {"token": {"type": "apiKey", "in": "header", "name": TOKEN_HEADER}},
+            "securitySchemes": {
+                "token": {"type": "apiKey", "in": "header", "name": TOKEN_HEADER},
+                "hookToken": {"type": "apiKey", "in": "header", "name": HOOK_HEADER},
+            },
         },
     }
 

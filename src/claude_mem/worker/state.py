@@ -26,7 +26,7 @@ from claude_mem.store import queue as queue_store
 from claude_mem.worker.history_refresh import HistoryRefresh
 from claude_mem.worker.ingest import Ingest
 from claude_mem.worker.stream import Broadcaster
-from claude_mem.worker.token import ensure_token
+from claude_mem.worker.token import ensure_hook_token, ensure_token
 
 OPEN_RETRY_MAX_S = 2.0
 QUEUE_STATUS_INTERVAL_S = 0.25
@@ -46,6 +46,7 @@ class WorkerState:
         self.port: int | None = None
         self.started_at = time.time()
         self.token = ensure_token()
+        self.hook_token = ensure_hook_token()  # the hook routes' own, and only theirs
         self.stream = Broadcaster()
         self.db: Database | None = None
         self.ingest: Ingest | None = None
@@ -66,6 +67,9 @@ class WorkerState:
 
     def token_matches(self, presented: str | None) -> bool:
         return presented is not None and hmac.compare_digest(presented, self.token)
+
+    def hook_token_matches(self, presented: str | None) -> bool:
+        return presented is not None and hmac.compare_digest(presented, self.hook_token)
 
     @property
     def settings(self) -> Settings:

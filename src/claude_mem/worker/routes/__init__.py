@@ -8,6 +8,7 @@ from claude_mem.worker.routes import (
     data,
     embedding,
     health,
+    hooks,
     memory,
     search,
     sessions,
@@ -25,4 +26,5 @@ ENDPOINTS: list[Endpoint] = [
     *memory.ENDPOINTS,
     *viewer.ENDPOINTS,
     *corpus.ENDPOINTS,
+    *hooks.ENDPOINTS,
 ]
