@@ -51,6 +51,7 @@ BENCHMARKS = (
     ),
     Benchmark("pipeline", "pipeline_bench.py", "Compression pipeline"),
     Benchmark("hook", "hook_bench.py", "Hooks as whole processes", quick=("--runs", "10")),
+    Benchmark("mcp", "mcp_bench.py", "MCP server: spawn to first answers", quick=("--runs", "5")),
     Benchmark(
         "hook-http",
         "http_hook_bench.py",

@@ -795,6 +795,7 @@ FORBIDDEN = (
     "sqlite3", "logging", "http.client", "urllib.request", "socket", "claude_mem.cli",
     "claude_mem.worker.app", "claude_mem.store", "claude_mem.project", "claude_mem.log",
     "hashlib",  # loads OpenSSL on every session start, for one digest
+    "encodings.idna", "unicodedata",  # a str host given to getaddrinfo loads them
 )  # fmt: skip
 
 

@@ -46,7 +46,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 QUIET_ABOUT_SETTINGS = frozenset({"doctor", "settings", "hook", "demo"})
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Every command's parser; with `only`, just that command's options are declared (and its
+    module imported), which is all one run parses: the others cost their import time."""
     parser = argparse.ArgumentParser(
         prog="claude-mem",
         description="Persistent memory for AI coding agents (claude-mem for Python).",
@@ -56,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (module, help_text) in COMMANDS.items():
         command = sub.add_parser(name, help=help_text, description=help_text)
         command.set_defaults(module=module)
-        _command_module(module).add_arguments(command)
+        if only in (None, name):
+            _command_module(module).add_arguments(command)
     return parser
 
 
@@ -65,7 +68,8 @@ def _command_module(module: str) -> ModuleType:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "module", None):
         parser.print_help()

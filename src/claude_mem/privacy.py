@@ -40,15 +40,18 @@ _PROTOCOL_MAX_CHARS = 256 * 1024
 # --- tag stripping ---------------------------------------------------------------------------
 
 
+# Every pattern is compiled on first use: a hook process cleans text once, and most text
+# never reaches most rules (no '<', no trigger word), so compiling them all at import would
+# cost each hook more than the cleaning.
+
+
+@functools.cache
 def _tag_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     # Group 1: name of a closing tag. Group 2: name of an opening tag; group 3 is set when that
     # opener is a bare `<name>`, otherwise attributes follow and the tag runs to the next '>'.
     # Only literals and a possessive `\s*+`, so the engine never backtracks across the text.
     alt = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
     return re.compile(rf"<(?:/({alt})\s*+>|({alt})(?:(>)|(?=\s)))")
-
-
-_TAG = _tag_pattern(MEMORY_TAGS)
 
 
 def _regions(text: str) -> Iterator[tuple[int, int]]:
@@ -61,7 +64,7 @@ def _regions(text: str) -> Iterator[tuple[int, int]]:
     skip = 0  # tokens before this sit inside the attributes of a tag already consumed
     name: str | None = None  # tag name of the region we are in
     depth = start = 0
-    for m in _TAG.finditer(text):
+    for m in _tag_pattern(MEMORY_TAGS).finditer(text):
         if skip and m.start() < skip:
             continue
         group = m.lastindex  # 1: closer, 2: opener with attributes, 3: bare opener
@@ -129,13 +132,16 @@ def is_fully_private(text: str) -> bool:
     return bool(text) and not text.isspace() and not strip_tags(text)
 
 
-_PROTOCOL_PATTERNS = {
-    name: (
-        re.compile(rf"<{re.escape(name)}(?:(>)|(?=\s))"),
-        re.compile(rf"</?{re.escape(name)}(?![^\s/>])"),
-    )
-    for name in PROTOCOL_TAGS
-}
+@functools.cache
+def _protocol_patterns() -> dict[str, tuple[re.Pattern[str], re.Pattern[str]]]:
+    """Each protocol tag's (opener, any tag of that name)."""
+    return {
+        name: (
+            re.compile(rf"<{re.escape(name)}(?:(>)|(?=\s))"),
+            re.compile(rf"</?{re.escape(name)}(?![^\s/>])"),
+        )
+        for name in PROTOCOL_TAGS
+    }
 
 
 def is_protocol_payload(text: str) -> bool:
@@ -150,7 +156,7 @@ def is_protocol_payload(text: str) -> bool:
     if not body.endswith(">"):
         return False
     head = body[:-1].rstrip()
-    for name, (opener, any_tag) in _PROTOCOL_PATTERNS.items():
+    for name, (opener, any_tag) in _protocol_patterns().items():
         closer = "</" + name
         if not head.endswith(closer):
             continue
@@ -171,7 +177,6 @@ def is_protocol_payload(text: str) -> bool:
 
 # Already-redacted values must never match again, or redaction would not be idempotent.
 _MARK = r"\[REDACTED:[a-z0-9-]{1,32}\]"
-_MARKER_ONLY = re.compile(_MARK)
 _CLOSERS = ")]}>"
 
 # Value-shaped tokens, replaced whole. Each pattern starts with a literal so the engine can
@@ -291,7 +296,7 @@ def _redact_once(text: str) -> str:
 
 # Every rule above needs one of these (lowercased) literals; text without any is returned at
 # once. Most text has none, and one search is far cheaper than running each rule.
-_TRIGGER = re.compile(
+_TRIGGER = (
     r"-----begin|eyj|sk-|gh[pousr]_|github_pat_|akia|asia|xox|aiza|://|authorization|bearer"
     r"|passw|pwd|secret|token|api[_-]?key|private[_-]?key"
 )
@@ -303,7 +308,7 @@ def redact_secrets(text: str) -> str:
     Keys and separators stay (`DB_PASSWORD=[REDACTED:password]`) so the record still reads
     naturally. A replacement can splice text into a new match, so this repeats until stable.
     """
-    if _TRIGGER.search(text.lower()) is None:
+    if re.search(_TRIGGER, text.lower()) is None:
         return text
     for _ in range(_MAX_PASSES):
         redacted = _redact_once(text)
@@ -341,7 +346,7 @@ def _secret_marker(key: object, value: object) -> str | None:
         return None
     if not isinstance(value, (str, int, float)) or value == "":
         return None
-    if _MARKER_ONLY.fullmatch(str(value)):
+    if re.fullmatch(_MARK, str(value)):
         return None
     m = re.search(_SECRET_KEY, key.lower())
     return None if m is None else f"[REDACTED:{(m.lastgroup or '').replace('_', '-')}]"

@@ -10,6 +10,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from claude_mem.mcp.server import main
+    from claude_mem.mcp.front import main
 
     return main()

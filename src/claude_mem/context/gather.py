@@ -46,13 +46,13 @@ def gather(conn: sqlite3.Connection, projects: tuple[str, ...], settings: Settin
     if settings.get_bool("CLAUDE_MEM_CONTEXT_SHOW_LAST_SUMMARY"):
         sessions = max(sessions, 1)
     decisions = recent(conn, "observations", projects, limit, decisions=True)
+    room = limit - len(decisions)  # no other is read when decisions fill it
     decided = {obs["id"] for obs in decisions}
-    others = [
-        obs for obs in recent(conn, "observations", projects, limit) if obs["id"] not in decided
-    ]
+    newest = recent(conn, "observations", projects, limit) if room else []
+    others = [obs for obs in newest if obs["id"] not in decided]
     return Memory(
         projects,
-        others[: limit - len(decisions)],
+        others[:room],
         recent(conn, "session_summaries", projects, sessions),
         decisions,
     )

@@ -104,8 +104,14 @@ def compose(
     last = memory.summaries[0] if show_last and memory.summaries else None
     savings = settings.get_bool("CLAUDE_MEM_CONTEXT_SHOW_SAVINGS")
 
+    # Each observation's (read, work) tokens once: fit() builds the text more than once.
+    costs = {ident: _costs(obs) for ident, obs in by_id.items()} if savings else {}
+
     def numbers(kept: Sequence[Row]) -> Economics | None:
-        return economics([by_id[r.ident] for r in kept if r.ident in by_id]) if savings else None
+        if not savings:
+            return None
+        mine = [costs[r.ident] for r in kept if r.ident in costs]
+        return Economics(len(mine), sum(read for read, _ in mine), sum(w for _, w in mine))
 
     def build(kept: Sequence[Row], dropped: int) -> str:
         body = _body(memory, kept, dropped=dropped, numbers=numbers(kept), last=last, budget=budget)
@@ -123,10 +129,9 @@ def welcome(project: str) -> str:
     )
 
 
-def economics(observations: list[dict[str, Any]]) -> Economics:
-    read = sum(tokens(_full_text(obs)) for obs in observations)
-    work = sum(int(obs.get("discovery_tokens") or 0) for obs in observations)
-    return Economics(len(observations), read, work)
+def _costs(obs: dict[str, Any]) -> tuple[int, int]:
+    """What reading the observation in full costs, and what producing it cost, in tokens."""
+    return tokens(_full_text(obs)), int(obs.get("discovery_tokens") or 0)
 
 
 def _full_text(obs: dict[str, Any]) -> str:

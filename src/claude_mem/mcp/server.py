@@ -1,4 +1,5 @@
-"""The stdio MCP server (`claude-mem mcp`): five memory tools proxied to the worker.
+"""The stdio MCP server (`claude-mem mcp`): the memory tools proxied to the worker, as the SDK
+declares and serves them (`front.py` answers the handshake first, from this module's answers).
 
 stdout belongs to the protocol: the SDK serves it from a private descriptor and points fd 1
 at stderr, and Python logging goes to our log file, so nothing else can corrupt a message.
@@ -7,7 +8,6 @@ at stderr, and Python logging goes to our log file, so nothing else can corrupt 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -221,17 +221,7 @@ def build_server(tools: MemoryTools | None = None) -> Any:
     return server
 
 
-def main() -> int:
-    """Serve over stdio until the client closes the connection."""
-    from claude_mem.settings import load as load_settings  # noqa: PLC0415
-
-    settings = load_settings()
-    log.configure(
-        settings.get_str("CLAUDE_MEM_LOG_LEVEL"), settings.get_int("CLAUDE_MEM_LOG_RETENTION_DAYS")
-    )
+def serve_stdio() -> None:
+    """Serve the SDK's stdio session (the front in `front.py` feeds it) until stdin closes."""
     _route_logging()
-    log.info("mcp", "server starting", version=__version__)
-    with contextlib.suppress(KeyboardInterrupt):
-        build_server().run("stdio")
-    log.info("mcp", "server stopped")
-    return 0
+    build_server().run("stdio")

@@ -140,8 +140,11 @@ def request(
     sock = None
     try:
         failure: OSError = ConnectionRefusedError(f"nothing listening on {host_header}")
+        # An ASCII host as bytes: a str goes through the idna codec, whose import (stringprep,
+        # unicodedata) would cost every hook more than the lookup itself.
+        name: str | bytes = host.encode() if host.isascii() else host
         for family, kind, proto, _, address in _socket.getaddrinfo(
-            host, port, 0, _socket.SOCK_STREAM
+            name, port, 0, _socket.SOCK_STREAM
         ):
             sock = _socket.socket(family, kind, proto)
             sock.settimeout(max(deadline - monotonic(), 0.001))
