@@ -173,6 +173,22 @@ def test_a_frequent_term_never_pushes_out_a_row_with_every_term(data_dir: Path) 
     assert len(ranked) == 3
 
 
+def test_rows_with_every_term_are_scored_beyond_the_first_window(data_dir: Path) -> None:
+    database = Database()
+    sid = session(database)
+    title = "Cache stampede when a hot key expires"
+    old = [observation(database, sid, title=f"{title} ({i})") for i in range(6)]
+    for i in range(3):
+        observation(database, sid, title=f"cache note {i}")
+    new = [observation(database, sid, title=f"{title} again ({i})") for i in range(2)]
+    ranked = fulltext_ranked(
+        database.read(), "observation", "cache stampede", SearchFilters(), 5, window=5
+    )
+    # Scored: the newest five matches (`new`, the notes), then the five newest holding both
+    # terms older than those; the shorter `old` titles rank first, newest first.
+    assert [i for i, _ in ranked] == old[:0:-1]
+    assert new[0] not in dict(ranked)
+
 def test_a_row_with_every_exact_part_is_found_past_the_window(data_dir: Path) -> None:
     database = Database()
     sid = session(database)

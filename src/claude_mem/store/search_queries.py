@@ -159,7 +159,8 @@ def fulltext_ranked(
     it matches little). A very frequent term is weak evidence anyway; vectors (exact under
     filters) and recency decide among its matches, and older matches are left to them. The
     newest `window` records holding every term are scored too, so a frequent term in the
-    query never pushes out a record that has all of it.
+    query never pushes out a record that has all of it: the newest `window` of them older
+    than the first window (the newer ones were in it).
     """
     expressions = match_expressions(query)
     if not expressions:
@@ -177,15 +178,21 @@ def fulltext_ranked(
         hint = " INDEXED BY idx_observations_search_filters" if covered else ""
         source = f"{fts} JOIN {TABLES[kind]} r{hint} ON r.id = {fts}.rowid{session_join}"
         conditions = f"{fts} MATCH ? AND {where}"
-    sql = f"""SELECT {fts}.rowid, {fts}.rank FROM {source} WHERE {conditions}
-              ORDER BY {fts}.rowid DESC LIMIT ?"""
+    newest = f"SELECT {fts}.rowid, {fts}.rank FROM {source} WHERE {conditions}"
+    older = f"{newest} AND {fts}.rowid < ?"
     size = max(window, limit)
     ranks: dict[int, float] = {}
+    bound: tuple[int, ...] = ()
     for expression in expressions:  # the same phrases: a record scores the same in each
-        found = conn.execute(sql, (expression, *params, size)).fetchall()
+        sql = older if bound else newest
+        found = conn.execute(
+            f"{sql} ORDER BY {fts}.rowid DESC LIMIT ?", (expression, *params, *bound, size)
+        ).fetchall()
         ranks.update(found)
         if len(found) < size:  # every match of the widest expression is scored already
             break
+        # The next, narrower expression's matches this new are scored: it scores older ones.
+        bound = (found[-1][0],)
     rows = sorted(ranks.items(), key=lambda row: (row[1], -row[0]))  # FTS5 rank: lower is better
     return [(row[0], -float(row[1])) for row in rows[:limit]]
 
