@@ -65,7 +65,7 @@ from claude_mem.store import Database
 from claude_mem.store import vectors as vector_store
 from claude_mem.store.fulltext import match_expression
 from claude_mem.store.observations import insert_observation
-from claude_mem.store.search_queries import KINDS, SearchFilters
+from claude_mem.store.search_queries import FTS_WINDOW, KINDS, SearchFilters, fulltext_ranked
 from claude_mem.store.sessions import ensure_session
 from claude_mem.worker.client import request
 from worker_start_bench import worker_on
@@ -240,6 +240,18 @@ def recall(conn, embedder, index: VectorIndex) -> tuple[float, float]:
     return statistics.mean(found[20]), statistics.mean(found[200])
 
 
+def bm25_kept(conn) -> tuple[float, float]:
+    """(mean, lowest) over QUERIES of the top 20's BM25 sum under the window, as a share of the
+    top 20's when every match is scored: what the window costs in full-text ranking."""
+    shares = []
+    for query in QUERIES:
+        every = fulltext_ranked(conn, "observation", query, SearchFilters(), 20, window=10**9)
+        windowed = fulltext_ranked(conn, "observation", query, SearchFilters(), 20)
+        if every:
+            shares.append(sum(s for _, s in windowed) / sum(s for _, s in every))
+    return statistics.mean(shares), min(shares)
+
+
 def measure(path: Path, rounds: int) -> list[str]:
     """Run in a fresh process (like a worker): load the model, build the index, search."""
     embedder = load_embedder("minilm-l6-int8")
@@ -291,6 +303,7 @@ def measure(path: Path, rounds: int) -> list[str]:
     ctypes.CDLL("libc.so.6").malloc_trim(0)  # return the load's freed heap (see the table)
     trimmed, _ = rss_mib()
     at_20, at_200 = recall(conn, embedder, indexes["observation"])
+    kept, lowest = bm25_kept(conn)
     db.close()
     return [
         f"| vectors indexed | {indexes['observation'].size:,} × {embedder.dim}"
@@ -300,6 +313,8 @@ def measure(path: Path, rounds: int) -> list[str]:
         f"| full-text matches of {', '.join(matches)} |"
         f" {', '.join(str(n) for n in matches.values())} |",
         f"| index recall vs exact float32 scan (top 20 / top 200) | {at_20:.3f} / {at_200:.3f} |",
+        f"| full-text top 20, BM25 kept vs scoring every match (window {FTS_WINDOW}; mean,"
+        f" lowest) | {kept:.3f}, {lowest:.3f} |",
         f"| process RSS, model loaded + vectors indexed | {current:.0f} MiB; after malloc_trim"
         f" {trimmed:.0f} MiB (peak while loading {peak:.0f}) |",
     ]

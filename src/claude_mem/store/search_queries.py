@@ -33,8 +33,9 @@ TITLE_CHARS = 160
 # Summary and prompt titles are read as a prefix this long; `claude_mem.text.shorten` cuts them
 # to TITLE_CHARS at a word boundary (search.hybrid), the same for every client.
 _TITLE_PREFIX = 4 * TITLE_CHARS + 1
-# Ranked full-text matches per kind at most: the most recent ones (see fulltext_ranked).
-FTS_WINDOW = 2000
+# Ranked full-text matches per kind and pass at most: the most recent ones (see
+# fulltext_ranked; bench/search_bench.py measures what a smaller window costs in BM25 terms).
+FTS_WINDOW = 500
 # Index-row columns per kind, all aliased to one shape; `chars` measures the full record.
 _INDEX_COLUMNS = {
     "observation": f"""r.id, 'observation' AS kind, r.created_at AS time, r.type AS type,
