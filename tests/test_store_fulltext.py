@@ -189,6 +189,7 @@ def test_rows_with_every_term_are_scored_beyond_the_first_window(data_dir: Path)
     assert [i for i, _ in ranked] == old[:0:-1]
     assert new[0] not in dict(ranked)
 
+
 def test_a_row_with_every_exact_part_is_found_past_the_window(data_dir: Path) -> None:
     database = Database()
     sid = session(database)
