@@ -159,9 +159,9 @@ def fulltext_ranked(
     does it all (a phrase of common tokens, such as a path, is costly to evaluate even when
     it matches little). A very frequent term is weak evidence anyway; vectors (exact under
     filters) and recency decide among its matches, and older matches are left to them. The
-    newest `window` records holding every term are scored too, so a frequent term in the
-    query never pushes out a record that has all of it: the newest `window` of them older
-    than the first window (the newer ones were in it).
+    records holding every term are scored too, the newest `window` of them older than that
+    window (the newer ones were in it), so a frequent term in the query never pushes out a
+    record that has all of it.
     """
     expressions = match_expressions(query)
     if not expressions:
@@ -192,7 +192,7 @@ def fulltext_ranked(
         ranks.update(found)
         if len(found) < size:  # every match of the widest expression is scored already
             break
-        # The next, narrower expression's matches this new are scored: it scores older ones.
+        # The narrower expression's matches this new were scored here: it scores older ones.
         bound = (found[-1][0],)
     rows = sorted(ranks.items(), key=lambda row: (row[1], -row[0]))  # FTS5 rank: lower is better
     return [(row[0], -float(row[1])) for row in rows[:limit]]
