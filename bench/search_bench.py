@@ -20,19 +20,35 @@ Vectors. Embedding 100k rows with the real model takes ~80 min at ~21 texts/s, s
 
 Index build = `store.vectors.load` + `VectorIndex.replace` for all 100k rows (what the worker
 does at start-up). RSS is this process's, with the model loaded and every index built.
+
+Through the worker. Then the same store (a copy, through SQLite's backup) is searched through a
+real worker's `GET /api/search` (`python -m claude_mem.worker run` on a loopback port, top 20):
+the hook-style raw socket client (`claude_mem.worker.client.request`), a new connection per
+request, timed from connect to the last body byte. Hybrid with embeddings on; full text in a
+second worker with `CLAUDE_MEM_EMBEDDING_MODEL=none`. Measured queries never repeat: each is one
+of the 15 with its own lead of function words (`so`, `and the`…), which full text drops and the
+model embeds, so no query's embedding is cached; a separate row repeats the plain 15 (the
+worker's query-embedding cache answers them). Floors, printed ok/✗: at 10k hybrid p50 ≤ 8 ms
+and full text p50 ≤ 5 ms; at 100k hybrid p95 ≤ 15 ms.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import gc
+import itertools
+import os
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -49,8 +65,10 @@ from claude_mem.store import Database
 from claude_mem.store import vectors as vector_store
 from claude_mem.store.fulltext import match_expression
 from claude_mem.store.observations import insert_observation
-from claude_mem.store.search_queries import KINDS, SearchFilters
+from claude_mem.store.search_queries import FTS_WINDOW, KINDS, SearchFilters, fulltext_ranked
 from claude_mem.store.sessions import ensure_session
+from claude_mem.worker.client import request
+from worker_start_bench import worker_on
 
 _NOUNS = [
     "invoice", "user", "token", "job", "report", "webhook", "email", "upload", "search",
@@ -121,6 +139,13 @@ QUERIES = [
     "kubernetes helm chart",  # matches nothing in full text
 ]
 SIGMA = 0.02
+# Words full text drops (text.FUNCTION_WORDS) and the model embeds: leads that make a query new.
+LEADS = ("so", "and", "now", "then", "the", "about", "but", "also", "just", "again", "here")
+# Route floors per size: (mode, percentile, ms).
+FLOORS: dict[int, list[tuple[str, float, float]]] = {
+    10_000: [("hybrid", 0.5, 8.0), ("fulltext", 0.5, 5.0)],
+    100_000: [("hybrid", 0.95, 15.0)],
+}
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -215,6 +240,18 @@ def recall(conn, embedder, index: VectorIndex) -> tuple[float, float]:
     return statistics.mean(found[20]), statistics.mean(found[200])
 
 
+def bm25_kept(conn) -> tuple[float, float]:
+    """(mean, lowest) over QUERIES of the top 20's BM25 sum under the window, as a share of the
+    top 20's when every match is scored: what the window costs in full-text ranking."""
+    shares = []
+    for query in QUERIES:
+        every = fulltext_ranked(conn, "observation", query, SearchFilters(), 20, window=10**9)
+        windowed = fulltext_ranked(conn, "observation", query, SearchFilters(), 20)
+        if every:
+            shares.append(sum(s for _, s in windowed) / sum(s for _, s in every))
+    return statistics.mean(shares), min(shares)
+
+
 def measure(path: Path, rounds: int) -> list[str]:
     """Run in a fresh process (like a worker): load the model, build the index, search."""
     embedder = load_embedder("minilm-l6-int8")
@@ -266,6 +303,7 @@ def measure(path: Path, rounds: int) -> list[str]:
     ctypes.CDLL("libc.so.6").malloc_trim(0)  # return the load's freed heap (see the table)
     trimmed, _ = rss_mib()
     at_20, at_200 = recall(conn, embedder, indexes["observation"])
+    kept, lowest = bm25_kept(conn)
     db.close()
     return [
         f"| vectors indexed | {indexes['observation'].size:,} × {embedder.dim}"
@@ -275,9 +313,95 @@ def measure(path: Path, rounds: int) -> list[str]:
         f"| full-text matches of {', '.join(matches)} |"
         f" {', '.join(str(n) for n in matches.values())} |",
         f"| index recall vs exact float32 scan (top 20 / top 200) | {at_20:.3f} / {at_200:.3f} |",
+        f"| full-text top 20, BM25 kept vs scoring every match (window {FTS_WINDOW}; mean,"
+        f" lowest) | {kept:.3f}, {lowest:.3f} |",
         f"| process RSS, model loaded + vectors indexed | {current:.0f} MiB; after malloc_trim"
         f" {trimmed:.0f} MiB (peak while loading {peak:.0f}) |",
     ]
+
+
+def distinct(queries: list[str], count: int) -> list[list[str]]:
+    """`count` rounds of `queries`, every text new: each gets a lead of function words."""
+    leads = itertools.chain(
+        ([a] for a in LEADS), ([a, b] for a, b in itertools.permutations(LEADS, 2))
+    )
+    return [[" ".join([*lead, q]) for q in queries] for lead in itertools.islice(leads, count)]
+
+
+def route_search(port: int, token: str, query: str) -> tuple[float, str]:
+    """(ms from connect to the last body byte, mode) of one GET /api/search."""
+    path = "/api/search?" + urlencode({"query": query, "limit": 20})
+    t0 = time.perf_counter()
+    response = request("GET", path, port=port, token=token, timeout=30)
+    elapsed = (time.perf_counter() - t0) * 1000
+    if response.status != 200:
+        raise RuntimeError(f"/api/search answered {response.status}: {response.body[:200]!r}")
+    body = response.json()
+    assert isinstance(body, dict)
+    return elapsed, str(body["mode"])
+
+
+@contextlib.contextmanager
+def worker_searching(path: Path, mode: str) -> Iterator[tuple[int, str]]:
+    """(port, token) of a worker on a copy of `path` once its searches answer in `mode`."""
+    with tempfile.TemporaryDirectory(prefix="cm-search-bench-") as data:
+        with sqlite3.connect(path) as source, sqlite3.connect(Path(data, "claude-mem.db")) as copy:
+            source.backup(copy)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_MEM_")}
+        env["CLAUDE_MEM_EMBEDDING_MODEL"] = "minilm-l6-int8" if mode == "hybrid" else "none"
+        with worker_on(data, env) as (proc, port):
+            token_file = Path(data, "worker.token")
+            deadline = time.monotonic() + 180
+            while True:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the worker never searched in {mode} mode")
+                try:
+                    token = token_file.read_text().strip()
+                    if token and route_search(port, token, "warm up")[1] == mode:
+                        break
+                except (OSError, RuntimeError):
+                    pass  # not listening, no token or not ready yet
+                time.sleep(0.2)
+            time.sleep(1.0)  # let start-up work (history refresh, embedder checks) settle
+            yield port, token
+
+
+def route_rows(path: Path, count: int, rounds: int) -> list[str]:
+    """The figures through a real worker's /api/search, with their floors at this size."""
+    floors = FLOORS.get(count, [])
+
+    def figure(label: str, mode: str, values: list[float]) -> str:
+        verdicts = [
+            f"p{round(q * 100)} ≤ {ms:g} ms {'ok' if percentile(values, q) <= ms else '✗'}"
+            for floor_mode, q, ms in floors
+            if floor_mode == mode and not label.endswith("repeated")
+        ]
+        return row(label, values).removesuffix(" |") + "".join(f" · {v}" for v in verdicts) + " |"
+
+    def timed_route(port: int, token: str, batches: list[list[str]]) -> list[float]:
+        timings = []
+        for batch in batches:
+            for query in batch:
+                elapsed, _ = route_search(port, token, query)
+                timings.append(elapsed)
+        return timings
+
+    batches = distinct(QUERIES, rounds + 1)
+    results = []
+    with worker_searching(path, "hybrid") as (port, token):
+        timed_route(port, token, batches[:1])  # warm-up: page cache, statements, code paths
+        fresh = timed_route(port, token, batches[1:])
+        repeated = timed_route(port, token, [QUERIES] * (rounds + 1))[len(QUERIES) :]
+        results += [
+            figure("/api/search hybrid, distinct queries", "hybrid", fresh),
+            figure("/api/search hybrid, repeated", "hybrid", repeated),
+        ]
+    with worker_searching(path, "fulltext") as (port, token):
+        timed_route(port, token, batches[:1])
+        results.append(
+            figure("/api/search full text", "fulltext", timed_route(port, token, batches[1:]))
+        )
+    return results
 
 
 def main() -> None:
@@ -287,6 +411,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=300)
     parser.add_argument("--keep", type=Path, help="keep databases here, reuse them")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--route-only", action="store_true", help="only the /api/search rows")
     args = parser.parse_args()
     if args.measure:
         print("\n".join(measure(args.measure, args.rounds)))
@@ -318,9 +443,11 @@ def main() -> None:
             if not path.exists():
                 insert_s = build(count, embedder, templates, path)
                 print(f"| observations | {count:,} (inserted in {insert_s:.1f} s) |", flush=True)
-            command = [sys.executable, __file__, "--measure", str(path), "--rounds"]
-            command.append(str(args.rounds))
-            subprocess.run(command, check=True)
+            if not args.route_only:
+                command = [sys.executable, __file__, "--measure", str(path), "--rounds"]
+                command.append(str(args.rounds))
+                subprocess.run(command, check=True)
+            print("\n".join(route_rows(path, count, args.rounds)), flush=True)
 
 
 if __name__ == "__main__":

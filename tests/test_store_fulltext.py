@@ -94,7 +94,11 @@ def test_match_expressions_quote_every_part() -> None:
     assert match_expression('fix src/a-b/c.py "x y"') == (
         '"x y" AND ("src/a-b/c.py") AND ("x y" OR "src/a-b/c.py" OR "fix")'
     )
-    assert match_expression('x"foo.py') == '("x""foo.py") AND ("x""foo.py")'
+    assert match_expression('x"foo.py') == '("x""foo.py")'
+    assert match_expressions('"a b" src/c.py') == (
+        '"a b" AND ("src/c.py")',
+        '("a b" AND "src/c.py")',
+    )
     assert match_expressions("The Of AND it") == ()
 
 
@@ -167,6 +171,37 @@ def test_a_frequent_term_never_pushes_out_a_row_with_every_term(data_dir: Path) 
     )
     assert ranked[0][0] == old
     assert len(ranked) == 3
+
+
+def test_rows_with_every_term_are_scored_beyond_the_first_window(data_dir: Path) -> None:
+    database = Database()
+    sid = session(database)
+    title = "Cache stampede when a hot key expires"
+    old = [observation(database, sid, title=f"{title} ({i})") for i in range(6)]
+    for i in range(3):
+        observation(database, sid, title=f"cache note {i}")
+    new = [observation(database, sid, title=f"{title} again ({i})") for i in range(2)]
+    ranked = fulltext_ranked(
+        database.read(), "observation", "cache stampede", SearchFilters(), 5, window=5
+    )
+    # Scored: the newest five matches (`new`, the notes), then the five newest holding both
+    # terms older than those; the shorter `old` titles rank first, newest first.
+    assert [i for i, _ in ranked] == old[:0:-1]
+    assert new[0] not in dict(ranked)
+
+
+def test_a_row_with_every_exact_part_is_found_past_the_window(data_dir: Path) -> None:
+    database = Database()
+    sid = session(database)
+    old = observation(database, sid, title="Moved parse_config_value into src/conf/loader.py")
+    newer = [observation(database, sid, title=f"parse_config_value note {i}") for i in range(6)]
+    query = "parse_config_value src/conf/loader.py"
+    conn = database.read()
+    ranked = fulltext_ranked(conn, "observation", query, SearchFilters(), 4, window=4)
+    # Scored by the pass over rows with both parts, on the same scale as the newest matches.
+    assert [i for i, _ in ranked] == [old, *reversed(newer[-3:])]
+    unbounded = dict(fulltext_ranked(conn, "observation", query, SearchFilters(), 10, window=10))
+    assert all(score == pytest.approx(unbounded[i]) for i, score in ranked)
 
 
 @settings(

@@ -106,6 +106,13 @@ def match_expressions(query: str) -> tuple[str, ...]:
     required = [_phrase(p) for p in phrases]
     if exact:
         required.append("(" + " OR ".join(_phrase(e) for e in exact) + ")")
+    if not words and required:
+        # Every term is required already: each phrase once (a phrase of common tokens, such as
+        # a path, costs a pass over their rows per copy), in both expressions alike.
+        expressions = [" AND ".join(required)]
+        if len(terms) > 1:
+            expressions.append("(" + " AND ".join(terms) + ")")
+        return tuple(expressions)
     expressions = [" AND ".join([*required, "(" + " OR ".join(terms) + ")"])]
     if len(terms) > 1:
         expressions.append(" AND ".join([*required, "(" + " AND ".join(terms) + ")"]))

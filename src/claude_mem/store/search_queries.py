@@ -33,8 +33,9 @@ TITLE_CHARS = 160
 # Summary and prompt titles are read as a prefix this long; `claude_mem.text.shorten` cuts them
 # to TITLE_CHARS at a word boundary (search.hybrid), the same for every client.
 _TITLE_PREFIX = 4 * TITLE_CHARS + 1
-# Ranked full-text matches per kind at most: the most recent ones (see fulltext_ranked).
-FTS_WINDOW = 2000
+# Ranked full-text matches per kind and pass at most: the most recent ones (see
+# fulltext_ranked; bench/search_bench.py measures what a smaller window costs in BM25 terms).
+FTS_WINDOW = 500
 # Index-row columns per kind, all aliased to one shape; `chars` measures the full record.
 _INDEX_COLUMNS = {
     "observation": f"""r.id, 'observation' AS kind, r.created_at AS time, r.type AS type,
@@ -158,8 +159,9 @@ def fulltext_ranked(
     does it all (a phrase of common tokens, such as a path, is costly to evaluate even when
     it matches little). A very frequent term is weak evidence anyway; vectors (exact under
     filters) and recency decide among its matches, and older matches are left to them. The
-    newest `window` records holding every term are scored too, so a frequent term in the
-    query never pushes out a record that has all of it.
+    records holding every term are scored too, the newest `window` of them older than that
+    window (the newer ones were in it), so a frequent term in the query never pushes out a
+    record that has all of it.
     """
     expressions = match_expressions(query)
     if not expressions:
@@ -177,15 +179,21 @@ def fulltext_ranked(
         hint = " INDEXED BY idx_observations_search_filters" if covered else ""
         source = f"{fts} JOIN {TABLES[kind]} r{hint} ON r.id = {fts}.rowid{session_join}"
         conditions = f"{fts} MATCH ? AND {where}"
-    sql = f"""SELECT {fts}.rowid, {fts}.rank FROM {source} WHERE {conditions}
-              ORDER BY {fts}.rowid DESC LIMIT ?"""
+    newest = f"SELECT {fts}.rowid, {fts}.rank FROM {source} WHERE {conditions}"
+    older = f"{newest} AND {fts}.rowid < ?"
     size = max(window, limit)
     ranks: dict[int, float] = {}
+    bound: tuple[int, ...] = ()
     for expression in expressions:  # the same phrases: a record scores the same in each
-        found = conn.execute(sql, (expression, *params, size)).fetchall()
+        sql = older if bound else newest
+        found = conn.execute(
+            f"{sql} ORDER BY {fts}.rowid DESC LIMIT ?", (expression, *params, *bound, size)
+        ).fetchall()
         ranks.update(found)
         if len(found) < size:  # every match of the widest expression is scored already
             break
+        # The narrower expression's matches this new were scored here: it scores older ones.
+        bound = (found[-1][0],)
     rows = sorted(ranks.items(), key=lambda row: (row[1], -row[0]))  # FTS5 rank: lower is better
     return [(row[0], -float(row[1])) for row in rows[:limit]]
 
@@ -238,12 +246,15 @@ def index_rows(conn: sqlite3.Connection, kind: Kind, ids: list[int]) -> dict[int
 
 
 def superseded(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
-    """The observations among `ids` that a newer one superseded."""
+    """The observations among `ids` that a newer one superseded.
+
+    Read from the partial index of superseded rows, never the rows: `superseded_by` sits
+    behind the long text columns, so testing it on each candidate reads whole records."""
     found: set[int] = set()
     for start in range(0, len(ids), 500):
         chunk = tuple(ids[start : start + 500])
-        sql = f"""SELECT id FROM observations
-                  WHERE id IN ({_marks(chunk)}) AND superseded_by IS NOT NULL"""
+        sql = f"""SELECT id FROM observations INDEXED BY idx_observations_superseded
+                  WHERE superseded_by IS NOT NULL AND id IN ({_marks(chunk)})"""
         found.update(row[0] for row in conn.execute(sql, chunk))
     return found
 
