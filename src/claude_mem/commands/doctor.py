@@ -147,7 +147,7 @@ def _spool() -> tuple[str, str, str]:
     earlier = state.get("last_dropped") if isinstance(state.get("last_dropped"), int) else 0
     if dropped:
         why = state.get("last_reason") or "the spool is full"
-        fix = "start the worker (`claude-mem worker start`); CLAUDE_MEM_SPOOL_MAX_BYTES sets the size"
+        fix = "start the worker (`claude-mem worker start`); CLAUDE_MEM_SPOOL_MAX_BYTES: the size"
         return ("spool", "fail", f"{dropped} events dropped ({why}); {fix}")
     detail = f"{waiting} bytes of events wait for the worker" if waiting else "empty"
     if earlier:
