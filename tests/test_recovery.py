@@ -356,3 +356,35 @@ def test_a_transcript_path_outside_the_rule_is_never_read(data_dir: Path, tmp_pa
             "SELECT s.transcript_path FROM tool_uses t JOIN sessions s ON s.id = t.session_id"
         )
         assert [r[0] for r in rows] == [str(allowed.path)]
+
+
+def test_a_crash_half_way_through_the_spool_takes_nothing_twice(data_dir: Path) -> None:
+    from claude_mem.store import Database
+
+    def line(route: str, **body: object) -> bytes:
+        event = {"host_session_id": "c-1", "cwd": "/home/dev/proj", **body}
+        item = {"v": 1, "at": 1_000, "method": "POST", "path": route, "body": event}
+        return json.dumps(item).encode() + b"\n"
+
+    lines = [
+        line("/api/sessions/init", prompt="First prompt"),
+        line("/api/sessions/observations", tool_name="Bash", tool_use_id="c1",
+             tool_input={"command": "ls"}),
+        line("/api/sessions/init", prompt="Second prompt"),
+        line("/api/sessions/observations", tool_name="Bash", tool_use_id="c2",
+             tool_input={"command": "pwd"}),
+    ]  # fmt: skip
+    paths.ensure_data_dir()
+    (data_dir / "spool.jsonl").write_bytes(b"".join(lines[:3]))
+    _restart_and_recover()  # the worker that died after taking the first three lines
+    (data_dir / "spool.claimed.jsonl").write_bytes(b"".join(lines))
+    (data_dir / "spool.claimed.offset").write_text(str(sum(map(len, lines[:3]))))
+    _restart_and_recover()
+    with Database() as db:
+        conn = db.read()
+        prompts = [tuple(r) for r in conn.execute("SELECT prompt_number, text FROM user_prompts")]
+        tools = [tuple(r) for r in conn.execute("SELECT tool_use_id, prompt_number FROM tool_uses")]
+    assert prompts == [(1, "First prompt"), (2, "Second prompt")]
+    assert tools == [("c1", 1), ("c2", 2)]
+    assert not (data_dir / "spool.claimed.jsonl").exists()
+    assert not (data_dir / "spool.claimed.offset").exists()
