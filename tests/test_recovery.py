@@ -318,6 +318,17 @@ def test_private_and_nomem_turns_stay_unrecorded_and_missed_prompts_come_back(
     with Database() as db:
         assert db.read().execute("SELECT COUNT(*) FROM tool_uses").fetchone()[0] == 2
         assert db.read().execute("SELECT COUNT(*) FROM user_prompts").fetchone()[0] == 3
+    talk.call(5)  # the held prompt's turn went on: it is taken now
+    talk.prompt("#nomem from here")
+    talk.call(6)
+    _restart_and_recover()  # stops inside the #nomem turn ...
+    talk.call(7)
+    _restart_and_recover()  # ... which the next start still knows to skip
+    with Database() as db:
+        tools = db.read().execute("SELECT tool_use_id, prompt_number FROM tool_uses ORDER BY id")
+        assert [tuple(r) for r in tools] == [("toolu_rec_1", 1), ("toolu_rec_4", 3),
+                                             ("toolu_rec_5", 4)]  # fmt: skip
+        assert db.read().execute("SELECT COUNT(*) FROM user_prompts").fetchone()[0] == 4
 
 
 def test_a_transcript_path_outside_the_rule_is_never_read(data_dir: Path, tmp_path: Path) -> None:

@@ -65,6 +65,7 @@ class _Turns:
     prompts: list[dict[str, Any]]
     at: int = 0
     skipping: bool = False  # inside a `#nomem` turn
+    skip_from: tuple[int, int] = (0, 0)  # that turn's prompt: its offset, the turn before it
 
     def find(self, text: str) -> int | None:
         """The index of the stored prompt a transcript prompt is, if any."""
@@ -226,9 +227,12 @@ class Recovery:
         self._take(run, found)
         if held_prompt is not None:
             return (held_prompt.start, run.turns.turn), True
-        waiting = [(c.start, t or run.turns.turn) for c, t in run.held.values()
-                   if end - c.start <= HOLD_BYTES]  # fmt: skip
-        return (min(waiting) if waiting else (end, run.turns.turn)), False
+        # The next read starts where nothing is pending: before a call still waiting for its
+        # result, or at a `#nomem` prompt whose turn goes on (so it is skipped again).
+        points = [(c.start, t) for c, t in run.held.values()
+                  if t is not None and end - c.start <= HOLD_BYTES]  # fmt: skip
+        points.append(run.turns.skip_from if run.turns.skipping else (end, run.turns.turn))
+        return min(points), False
 
     def _known_prompt(self, run: _Pass, step: Step) -> bool:
         """Whether a last prompt needs no hook of its own: stored, or never to be stored."""
@@ -239,7 +243,7 @@ class Recovery:
         if run.turns.match(step.text):
             return
         if step.nomem:  # never numbered: its turn is not memory
-            run.turns.skipping = True
+            run.turns.skipping, run.turns.skip_from = True, (step.start, run.turns.turn)
             return
         if not run.turns.past_known:
             return  # a prompt memory did not number: its events stay with the turn before
