@@ -42,6 +42,7 @@ class Step:
 @dataclass(frozen=True, slots=True)
 class Steps:
     steps: list[Step]
+    start: int  # where the read started: 0 when the file is now shorter than the offset asked
     offset: int  # where the next read starts
     full: bool  # the read stopped at its size bound, not at the end of the file
 
@@ -56,7 +57,7 @@ def read_steps(path: str, offset: int, *, redact: bool = True, max_bytes: int = 
         if one is not None:
             found.extend(_steps(one, start, redact))
         start = end
-    return Steps(found, read.offset, read.full)
+    return Steps(found, read.start, read.offset, read.full)
 
 
 def _steps(line: dict[str, Any], start: int, redact: bool) -> list[Step]:

@@ -148,7 +148,7 @@ class Recovery:
             self._pending = {(r["platform"], r["host_session_id"]): threading.Lock() for r in rows}
             ingest_spool(self.ingest)
         except Exception as exc:  # recovery must never take the worker down
-            log.error("worker", "spool intake failed", error=f"{type(exc).__name__}: {exc}")
+            log.error("worker", "recovery could not start", error=f"{type(exc).__name__}: {exc}")
         finally:
             self._inside.active = False
             self._ready.set()
@@ -194,6 +194,8 @@ class Recovery:
                                max_bytes=READ_BYTES)  # fmt: skip
             if chunk.offset == offset:
                 break
+            if chunk.start != offset:  # the file is shorter than before: a new one, from 0
+                run.turns, run.held = _Turns(0, prompts_after(conn, run.sid, 0)), {}
             spent += abs(chunk.offset - offset)
             saved, held_prompt = self._steps(run, chunk.steps, chunk.offset, at_end=not chunk.full)
             with self.db.write() as write:
