@@ -66,7 +66,11 @@ def query(data_dir: Path, sql: str, *params: object) -> list[tuple[Any, ...]]:
 
 
 def tool_rows(data_dir: Path) -> list[tuple[str, int]]:
-    return query(data_dir, "SELECT tool_use_id, prompt_number FROM tool_uses ORDER BY id")
+    """The stored tool events; none while a starting worker has not made its tables yet."""
+    try:
+        return query(data_dir, "SELECT tool_use_id, prompt_number FROM tool_uses ORDER BY id")
+    except sqlite3.OperationalError:
+        return []
 
 
 @pytest.fixture
@@ -399,3 +403,29 @@ def test_a_crash_half_way_through_the_spool_takes_nothing_twice(data_dir: Path) 
     assert tools == [("c1", 1), ("c2", 2)]
     assert not (data_dir / "spool.claimed.jsonl").exists()
     assert not (data_dir / "spool.claimed.offset").exists()
+
+
+def test_a_turn_of_the_dead_workers_time_is_compressed_whole_with_its_recovered_events(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, provider_plugin: Any
+) -> None:
+    from tests.worker_fixtures import running_worker
+
+    monkeypatch.setenv("CLAUDE_MEM_PROVIDER", "fixture-metered")
+    monkeypatch.setenv("CLAUDE_MEM_TURN_IDLE_S", "3600")  # the turn goes on while it runs
+    talk = Transcript(tmp_path / "t.jsonl", "/home/dev/proj")
+    with running_worker() as worker:
+        _init(worker, talk.path, "List the steps")
+        talk.prompt("List the steps")
+        for n in (1, 2):
+            sent = talk.call(n)
+            keys = ("cwd", "tool_name", "tool_input", "tool_response", "tool_use_id")
+            body = {"host_session_id": SESSION, "transcript_path": str(talk.path),
+                    **{key: sent[key] for key in keys}}  # fmt: skip
+            assert worker.client.post("/api/sessions/observations", json=body).status_code == 200
+    for n in (3, 4):  # while no worker ran
+        talk.call(n)
+    monkeypatch.setenv("CLAUDE_MEM_TURN_IDLE_S", "0")  # over by silence once a worker is back
+    with running_worker() as worker:
+        calls = provider_plugin.METERED_CALLS
+        assert wait_until(lambda: sum(map(len, calls)) >= 4, timeout=30), calls
+    assert [len(call) for call in calls] == [4]  # one provider call: the whole turn

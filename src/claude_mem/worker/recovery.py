@@ -52,6 +52,7 @@ READ_BYTES = 4 << 20  # one bounded read
 GATE_BYTES = 8 << 20  # read for a waiting event before it is taken (the rest follows later)
 HOLD_BYTES = 4 << 20  # a call without a result further back than this is not waited for
 SPOOL_WAIT_S = 10.0  # an event waits at most this long for the spool
+HOLD_PIPELINE_S = 30.0  # compression waits at most this long for recovery to finish
 MATCH_AHEAD = 3  # stored prompts a transcript prompt may skip over (ones with no line there)
 
 Key = tuple[str, str]  # (platform, host session id)
@@ -114,9 +115,11 @@ class Recovery:
         self._inside = threading.local()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="recovery", daemon=True)
+        self._started = time.monotonic()
 
     def start(self) -> None:
         self.ingest.gate = self.before
+        self._started = time.monotonic()
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -128,6 +131,12 @@ class Recovery:
     @property
     def done(self) -> bool:
         return self._done.is_set()
+
+    @property
+    def holds_pipeline(self) -> bool:
+        """Whether compression should still wait: a turn of a dead worker's time is then
+        compressed whole, with the events recovered for it (bounded by HOLD_PIPELINE_S)."""
+        return not self._done.is_set() and time.monotonic() - self._started < HOLD_PIPELINE_S
 
     def before(self, platform: str, host_session_id: str) -> None:
         """The gate: an event of a session waiting for recovery waits for it (bounded)."""

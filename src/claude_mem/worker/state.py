@@ -126,6 +126,7 @@ class WorkerState:
                 lambda: self.settings,
                 self.stream,
                 on_stored=self.embedding.notify if self.embedding else lambda: None,
+                held=lambda: self.recovery is not None and self.recovery.holds_pipeline,
             )
             self.history = HistoryRefresh(
                 db,
