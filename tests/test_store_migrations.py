@@ -75,6 +75,9 @@ SEED_AFTER = {
         "INSERT INTO vectors (kind, row_id, model, dim, vector, created_at, text_hash)"
         " VALUES ('observation', 4, 'm@1', 2, x'0000803f00000000', 1010, 'abc')",
     ],
+    "0015_transcript_recovery": [
+        "UPDATE sessions SET recovered_offset = 20, recovered_turn = 1 WHERE id = 1",
+    ],
 }
 
 

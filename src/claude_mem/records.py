@@ -134,6 +134,8 @@ class Session(Record, kw_only=True):
     transcript_offset: int = 0  # bytes of it already turned into units
     transcript_turn: int = 0  # the prompt turn whose words that offset ends
     closed_turn: int = 0  # the newest prompt number whose turn ended (the agent's Stop)
+    recovered_offset: int = 0  # bytes of the transcript checked for events the hooks missed
+    recovered_turn: int = 0  # the prompt turn in effect at that offset
 
 
 class ToolUse(Record, kw_only=True):

@@ -311,6 +311,14 @@ _SPECS: tuple[Spec, ...] = (
         minimum=100,
         maximum=300_000,
     ),
+    Spec(
+        "CLAUDE_MEM_SPOOL_MAX_BYTES",
+        8 << 20,
+        "Bytes of events hooks keep in the data dir's spool while no worker can start; "
+        "past it events are dropped and counted (claude-mem doctor).",
+        minimum=0,
+        maximum=1 << 30,
+    ),
     # Context injection
     Spec(
         "CLAUDE_MEM_CONTEXT_OBSERVATIONS",

@@ -82,6 +82,7 @@ def checks() -> list[dict[str, str]]:
     add(*_worker(loaded))
     for check in _http_hooks():
         add(*check)
+    add(*_spool())
     add(*_embeddings(loaded))
     if (embedder := embedding_health.doctor_check()) is not None:
         add(*embedder)
@@ -151,6 +152,24 @@ def _http_hooks() -> list[tuple[str, str, str]]:
     except OSError:
         return []
     return doctor_checks(home, cwd, os.environ)
+
+
+def _spool() -> tuple[str, str, str]:
+    """Events hooks kept while no worker could start, and those the full spool dropped."""
+    from claude_mem.hooks import spool
+
+    waiting = spool.pending_bytes()
+    state = spool.read_state()
+    dropped = state.get("dropped") if isinstance(state.get("dropped"), int) else 0
+    earlier = state.get("last_dropped") if isinstance(state.get("last_dropped"), int) else 0
+    if dropped:
+        why = state.get("last_reason") or "the spool is full"
+        fix = "start the worker (`claude-mem worker start`); CLAUDE_MEM_SPOOL_MAX_BYTES: the size"
+        return ("spool", "fail", f"{dropped} events dropped ({why}); {fix}")
+    detail = f"{waiting} bytes of events wait for the worker" if waiting else "empty"
+    if earlier:
+        detail += f"; {earlier} events were dropped while it was full (before the last start)"
+    return ("spool", "warn" if waiting or earlier else "ok", detail)
 
 
 def _embeddings(loaded: Settings) -> tuple[str, str, str]:

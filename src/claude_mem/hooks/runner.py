@@ -234,6 +234,9 @@ def _handle(event: HookEvent, adapter: ModuleType) -> HookResult:
         )
         _log(settings, "WARN", "worker unavailable", platform=event.platform,
              event=event.host_event, error=worker.error)  # fmt: skip
+        if worker.spool_note is not None:  # the first event the spool could not keep
+            _log(settings, "WARN", "event dropped", reason=worker.spool_note)
+            result.stderr = worker.spool_note
         if count:
             result.stderr = (
                 f"claude-mem: capture has failed {count} times in a row ({worker.error}); "

@@ -3,7 +3,8 @@
 A request that cannot reach the worker (refused, timed out, 5xx, 429) gets exactly one recovery:
 start the worker if it is not running (lifecycle.ensure_running, bounded wait), wait for its
 store to open, and send again. What is left failing is reported to the runner through `error`,
-which counts it (hooks.state). 4xx answers mean the worker is there and said no: logged, not a
+which counts it (hooks.state), and an event it carried goes to the spool (hooks.spool) for the
+next worker to ingest. 4xx answers mean the worker is there and said no: logged, not a
 failure, except 401/403 (our token is refused: nothing will ever be captured, so it counts)
 and answers that are not the worker's JSON (another program holds the port).
 
@@ -42,6 +43,7 @@ class Worker:
         self.reached = False  # the worker answered some request properly
         self.start_attempted = False
         self._recovered = False  # the one recovery per hook has been spent
+        self.spool_note: str | None = None  # set when an event could not even be spooled
 
     def ensure_started(self, wait_s: float) -> bool:
         """Start the worker unless it runs (session start does this first); False if it won't."""
@@ -75,11 +77,24 @@ class Worker:
                 response, error = self._send(method, path, body)
         if error is not None:
             self.error = snippet(error, 400)  # the fail-loud report is one line
+            self._spool(method, path, body)
             return None
         self.reached = True
         if response is not None and response.status >= 400:
             _log_refusal(method, path, response)
         return response
+
+    def _spool(self, method: str, path: str, body: bytes | None) -> None:
+        """Keep an undelivered event for the next worker (hooks.spool); never raises."""
+        from claude_mem.hooks import spool  # noqa: PLC0415 - failure path only
+
+        if body is None or not spool.wanted(method, path):
+            return
+        try:
+            limit = self.settings.get_int("CLAUDE_MEM_SPOOL_MAX_BYTES")
+            self.spool_note = spool.append(method, path, body, limit)
+        except Exception:  # the spool must never take the hook down
+            return
 
     def _send(
         self, method: str, path: str, body: bytes | None

@@ -75,11 +75,16 @@ class Pipeline:
         stream: Broadcaster,
         health: HealthLedger | None = None,
         on_stored: Callable[[], None] = lambda: None,
+        *,
+        held: Callable[[], bool] = lambda: False,
     ) -> None:
         """`on_stored` runs (in a thread) after new observations or a summary commit: the
-        embedder's `notify`, so vectors follow within a batch instead of a poll interval."""
+        embedder's `notify`, so vectors follow within a batch instead of a poll interval.
+        While `held()` is true nothing is claimed: a starting worker is still recovering the
+        events it missed (worker/recovery.py), which belong to turns waiting here."""
         self.db, self.settings_of, self.stream = db, settings_of, stream
         self.on_stored = on_stored
+        self.held = held
         self.health = health or HealthLedger()
         self._providers: dict[str, Provider] = {}
         self._settings_seen: Settings | None = None
@@ -146,6 +151,9 @@ class Pipeline:
 
     async def _dispatch(self) -> None:
         while not self._stopping:
+            if self.held():
+                await asyncio.sleep(QUIET_S)
+                continue
             try:
                 ready = await asyncio.to_thread(
                     lambda: queue_store.ready_sessions(self.db.read(), idle_ms=self._idle_ms())

@@ -40,7 +40,8 @@ def _segments(entries: Sequence[Entry]) -> list[list[Entry]]:
     return segments
 
 
-def _normal(text: str) -> str:
+def normal_prompt(text: str) -> str:
+    """A prompt as turns and recovery compare it: whitespace-normalised, its first MATCH_CHARS."""
     return " ".join(text.split())[:MATCH_CHARS]
 
 
@@ -50,13 +51,13 @@ def turn_slice(
     """The segment of `entries` that belongs to the turn of `prompt` and `events`. `newest`:
     no later prompt is known, so every segment but the last is older than this turn."""
     segments = _segments(entries)
-    wanted = _normal(prompt)
+    wanted = normal_prompt(prompt)
     ids = {event.tool_use_id for event in events if event.tool_use_id}
     found = None
     if wanted:
         found = next(
             (i for i, seg in enumerate(segments)
-             if seg[0].role == "user" and _normal(seg[0].text) == wanted),
+             if seg[0].role == "user" and normal_prompt(seg[0].text) == wanted),
             None,
         )  # fmt: skip
     if found is None and ids:

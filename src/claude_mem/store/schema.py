@@ -356,3 +356,12 @@ VECTOR_TEXT_HASH = """
 ALTER TABLE vectors ADD COLUMN text_hash TEXT;
 CREATE INDEX idx_vectors_text_hash ON vectors (model, text_hash) WHERE text_hash IS NOT NULL;
 """
+
+# How far the worker has recovered a session's transcript (tool calls the hooks never delivered,
+# worker/recovery.py) and the prompt turn in effect there. Sessions from before start at the
+# turns' offset: everything before it was compressed, so its events had arrived.
+TRANSCRIPT_RECOVERY = """
+ALTER TABLE sessions ADD COLUMN recovered_offset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN recovered_turn INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET recovered_offset = transcript_offset, recovered_turn = transcript_turn;
+"""

@@ -59,7 +59,9 @@ def ensure_session(
             cwd = COALESCE(sessions.cwd, excluded.cwd),
             transcript_path = COALESCE(excluded.transcript_path, sessions.transcript_path),
             transcript_offset = CASE WHEN {_NEW_PATH} THEN 0 ELSE sessions.transcript_offset END,
-            transcript_turn = CASE WHEN {_NEW_PATH} THEN 0 ELSE sessions.transcript_turn END""",
+            transcript_turn = CASE WHEN {_NEW_PATH} THEN 0 ELSE sessions.transcript_turn END,
+            recovered_offset = CASE WHEN {_NEW_PATH} THEN 0 ELSE sessions.recovered_offset END,
+            recovered_turn = CASE WHEN {_NEW_PATH} THEN 0 ELSE sessions.recovered_turn END""",
         PLACEHOLDER_PROJECTS,
     )
     assert new_id is not None  # DO UPDATE returns the existing row's id
@@ -265,3 +267,41 @@ def list_prompts(
 def delete_session(conn: sqlite3.Connection, session_id: int) -> bool:
     """Delete a session; its prompts, observations, summaries, tool uses and queue rows follow."""
     return conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
+
+
+def recovery_candidates(
+    conn: sqlite3.Connection, *, platforms: tuple[str, ...], since: int, limit: int
+) -> list[dict[str, Any]]:
+    """Sessions whose transcript may hold events the hooks never delivered: not ended, with a
+    transcript, seen since `since`; newest first."""
+    marks = ", ".join("?" * len(platforms))
+    rows = conn.execute(
+        f"""SELECT * FROM sessions
+            WHERE status = 'active' AND transcript_path IS NOT NULL AND updated_at >= ?
+              AND platform IN ({marks})
+            ORDER BY updated_at DESC, id DESC LIMIT ?""",
+        (since, *platforms, limit),
+    )
+    return row_dicts(rows)
+
+
+def prompts_after(conn: sqlite3.Connection, session_id: int, number: int) -> list[dict[str, Any]]:
+    """A session's prompts numbered above `number`, in order (private ones without text)."""
+    rows = conn.execute(
+        """SELECT prompt_number, text, is_private FROM user_prompts
+           WHERE session_id = ? AND prompt_number > ? ORDER BY prompt_number""",
+        (session_id, number),
+    )
+    return row_dicts(rows)
+
+
+def advance_recovery(
+    conn: sqlite3.Connection, session_id: int, path: str, offset: int, turn: int
+) -> None:
+    """Record how far the transcript was checked for missed events, and the prompt turn in
+    effect there; a path changed meanwhile is left alone."""
+    conn.execute(
+        """UPDATE sessions SET recovered_offset = ?, recovered_turn = ?
+           WHERE id = ? AND transcript_path = ?""",
+        (offset, turn, session_id, path),
+    )

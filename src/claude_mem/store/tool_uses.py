@@ -64,3 +64,17 @@ def recent_for_session(conn: sqlite3.Connection, session_id: int, limit: int = 2
         (session_id, limit),
     ).fetchall()
     return [int(r[0]) for r in reversed(rows)]
+
+
+def known_ids(conn: sqlite3.Connection, session_id: int, tool_use_ids: list[str]) -> set[str]:
+    """Which of `tool_use_ids` the session already holds."""
+    found: set[str] = set()
+    for at in range(0, len(tool_use_ids), 500):
+        part = tool_use_ids[at : at + 500]
+        rows = conn.execute(
+            f"""SELECT tool_use_id FROM tool_uses
+                WHERE session_id = ? AND tool_use_id IN ({", ".join("?" * len(part))})""",
+            (session_id, *part),
+        )
+        found.update(str(row[0]) for row in rows)
+    return found

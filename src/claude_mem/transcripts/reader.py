@@ -5,6 +5,12 @@ Transcripts are written while we read them and can be hundreds of MB, so one rea
 time), and never holds an overlong line whole. Only regular files are read: opening is
 non-blocking so a FIFO put at the path cannot hang the reader, and anything that is not a
 regular file, or cannot be opened, reads as nothing. File problems never raise.
+
+A transcript path reaches the worker in hook payloads and API bodies, so one rule says what
+may be read as a transcript at all (`open_transcript`): the file, symlinks resolved, is named
+`*.jsonl` or `*.json`, is a regular file owned by this user, and lies outside the data dir (our
+settings and state are JSON). Anything else (`/etc/shadow`, a key file, our `settings.json`)
+reads as nothing, whoever named it.
 """
 
 from __future__ import annotations
@@ -12,10 +18,36 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from claude_mem.paths import open_regular
+from claude_mem import paths
 
 MAX_READ = 4 << 20  # bytes read by one call, at most
 MAX_LINE = 1 << 20  # a longer line is skipped: no transcript entry worth keeping is this big
+SUFFIXES = (".jsonl", ".json")  # what hosts name their transcripts
+
+
+def open_transcript(path: str) -> int | None:
+    """A read-only descriptor of `path` if it may be read as a transcript (the rule above),
+    else None. The caller closes it."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+    if not real.endswith(SUFFIXES) or _inside(real, os.path.realpath(paths.data_dir())):
+        return None
+    fd = paths.open_regular(real)
+    if fd is None:
+        return None
+    try:
+        if os.fstat(fd).st_uid == os.getuid():
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +80,7 @@ def read_lines(path: str, offset: int, max_bytes: int = MAX_READ) -> Lines:
     inside a line (left there by skipping an overlong line) first skips to that line's end, so
     a line too long for one read is skipped across several, each bounded.
     """
-    fd = open_regular(path)
+    fd = open_transcript(path)
     if fd is None:
         return Lines([], offset, offset, full=False)
     try:

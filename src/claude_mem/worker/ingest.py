@@ -107,6 +107,9 @@ class Ingest:
         self.on_session_started = on_session_started
         self._projects: dict[tuple[str | None, str], tuple[float, ProjectIdentity]] = {}
         self._data_dir = str(paths.data_dir())
+        # Called with (platform, host session id) before any event of that session is taken:
+        # the worker's recovery (worker/recovery.py) brings the session up to date first.
+        self.gate: Callable[[str, str], None] = lambda platform, host_session_id: None
 
     @property
     def settings(self) -> Settings:
@@ -165,11 +168,13 @@ class Ingest:
     def _redact(self) -> bool:
         return self.db.redact_secrets
 
-    def session_init(self, event: SessionInit) -> IngestResult:
+    def session_init(self, event: SessionInit, *, at: int | None = None) -> IngestResult:
+        """`at`: when the hook fired, for an event delivered late (the spool)."""
+        self.gate(event.platform, event.host_session_id)
         project = self._admit(event)
         if isinstance(project, IngestResult):
             return project
-        now = _now()
+        now = at or _now()
         with self.db.write() as conn:
             existing = find_session(conn, event.platform, event.host_session_id)
             sid = ensure_session(
@@ -217,13 +222,21 @@ class Ingest:
             project=project.name,
         )
 
-    def observation(self, event: ToolEvent) -> IngestResult:
+    def observation(
+        self, event: ToolEvent, *, turn: int | None = None, replay: bool = False
+    ) -> IngestResult:
+        """`turn`: the prompt turn the event belongs to, when it is not the current one (an
+        event recovered from the transcript). `replay`: a late copy of an event that may have
+        arrived (the spool): one already stored is not queued again."""
+        self.gate(event.platform, event.host_session_id)
         project = self._admit(event)
         if isinstance(project, IngestResult):
             return project
         tool_use_id = event.tool_use_id or _synthetic_id(event)
         with self.db.write() as conn:
-            sid, prompt_number, private = _current_turn(conn, event, project.name, self._redact)
+            sid, prompt_number, private = _current_turn(
+                conn, event, project.name, self._redact, turn
+            )
             if private:
                 return IngestResult(status="skipped", reason="private", session_id=sid)
             row_id, created = record_tool_use(
@@ -241,6 +254,9 @@ class Ingest:
                 ),
                 redact=self._redact,
             )
+            if replay and not created:
+                return IngestResult(status="duplicate", session_id=sid, project=project.name,
+                                    tool_use_row_id=row_id)  # fmt: skip
             queue_id, _ = queue_store.enqueue(
                 conn,
                 sid,
@@ -261,6 +277,7 @@ class Ingest:
         )
 
     def summarize(self, event: SummaryRequest) -> IngestResult:
+        self.gate(event.platform, event.host_session_id)
         project = self._admit(event)
         if isinstance(project, IngestResult):
             return project
@@ -293,6 +310,7 @@ class Ingest:
 
     def end(self, event: SessionEnd) -> IngestResult | None:
         """Mark the session completed; None when the session was never seen."""
+        self.gate(event.platform, event.host_session_id)
         with self.db.write() as conn:
             sid = find_session(conn, event.platform, event.host_session_id)
             if sid is None:
@@ -304,9 +322,14 @@ class Ingest:
 
 
 def _current_turn(
-    conn: sqlite3.Connection, event: ToolEvent | SummaryRequest, project: str, redact: bool
+    conn: sqlite3.Connection,
+    event: ToolEvent | SummaryRequest,
+    project: str,
+    redact: bool,
+    turn: int | None = None,
 ) -> tuple[int, int, bool]:
-    """(session id, current prompt number, whether that prompt was private) for an event.
+    """(session id, prompt number, whether that prompt was private) for an event: the current
+    prompt's, or `turn`'s when given.
 
     The session is created if this is its first event (memory installed mid-session).
     """
@@ -321,6 +344,7 @@ def _current_turn(
     )
     session = get_session(conn, sid)
     number = int(session["prompt_count"]) if session else 0
+    number = number if turn is None else turn
     return sid, number, bool(number) and prompt_is_private(conn, sid, number)
 
 

@@ -25,6 +25,7 @@ from claude_mem.store import Database
 from claude_mem.store import queue as queue_store
 from claude_mem.worker.history_refresh import HistoryRefresh
 from claude_mem.worker.ingest import Ingest
+from claude_mem.worker.recovery import Recovery
 from claude_mem.worker.stream import Broadcaster
 from claude_mem.worker.token import ensure_hook_token, ensure_token
 
@@ -53,6 +54,7 @@ class WorkerState:
         self.pipeline: Pipeline | None = None
         self.embedding: Embedding | None = None
         self.history: HistoryRefresh | None = None
+        self.recovery: Recovery | None = None
         self._queue_changed = threading.Event()
         self.error: str | None = None
         # Set by whoever runs the server (worker.main, test harness): asks it to stop gracefully.
@@ -128,6 +130,7 @@ class WorkerState:
                 lambda: self.settings,
                 self.stream,
                 on_stored=self.embedding.notify if self.embedding else lambda: None,
+                held=lambda: self.recovery is not None and self.recovery.holds_pipeline,
             )
             self.history = HistoryRefresh(
                 db,
@@ -137,6 +140,9 @@ class WorkerState:
             )
             self.ingest = Ingest(db, lambda: self.settings, self.stream, self._on_queue_change,
                                  on_session_started=self.history.asked)  # fmt: skip
+            # Before the store counts as open: no event is taken ahead of what was missed.
+            self.recovery = Recovery(db, self.ingest)
+            self.recovery.start()
             self.db, self.error = db, None
             log.info("worker", "store ready", path=str(db.path), migrated=db.migrated)
             self._status_task = asyncio.get_running_loop().create_task(self._publish_queue_status())
@@ -183,6 +189,9 @@ class WorkerState:
             if task is not None and not task.done():
                 task.cancel()
         self.ingest = None
+        if self.recovery is not None:
+            recovery, self.recovery = self.recovery, None
+            await asyncio.to_thread(recovery.stop)
         if self.pipeline is not None:
             pipeline, self.pipeline = self.pipeline, None
             await pipeline.stop()
