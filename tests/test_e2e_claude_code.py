@@ -16,11 +16,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -341,6 +342,101 @@ def test_claude_code_sessions_are_remembered(
 
     elapsed = time.monotonic() - started  # reported, not a budget: load decides it
     print(f"\ne2e: {elapsed:.1f} s, hooks via {how}, {stats['counts']}")
+
+
+def stored_tool_uses() -> list[tuple[str, str, int | None]]:
+    """(session, tool_use_id, observation_id) of every stored tool event."""
+    import sqlite3
+
+    from claude_mem.paths import db_path
+
+    with contextlib.closing(sqlite3.connect(db_path())) as conn:
+        rows = conn.execute(
+            "SELECT s.host_session_id, t.tool_use_id, t.observation_id"
+            " FROM tool_uses t JOIN sessions s ON s.id = t.session_id ORDER BY t.id"
+        ).fetchall()
+    return [(str(a), str(b), c) for a, b, c in rows]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_session_whose_worker_is_killed_half_way_loses_nothing(
+    tmp_path: Path, data_dir: Path, worker: Worker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker dies (SIGKILL) after the session's second tool call: Claude Code's http hooks
+    for the rest of it fail (a non-blocking error for the CLI), and the next session's
+    SessionStart command hook starts a new worker, which recovers them from the transcript."""
+    claude_binary()
+    # The dead period's turn never gets its Stop: it ends by silence, so make that short.
+    monkeypatch.setenv("CLAUDE_MEM_TURN_IDLE_S", "2")
+    home = tmp_path / "home"
+    project = tmp_path / "ledger"
+    project.mkdir()
+    notes = project / NOTES
+    notes.write_text(notes_text())
+    retry = project / "retry.py"
+    retry.write_text("def backoff(n):\n    return min(2 ** n, 60)\n")
+
+    with anthropic_mock(default=answer("MOCK-DEFAULT: nothing scripted for this request")) as api:
+        env = claude_env(api.url, home, {"CLAUDE_MEM_WORKER_PORT": str(worker.port)})
+        install_hooks(home, env)
+        calls = [
+            tool_use("Bash", {"command": "ls", "description": "List files"}),
+            tool_use("Read", {"file_path": str(notes)}),
+            tool_use("Bash", {"command": "wc -l retry.py", "description": "Count lines"}),
+            tool_use("Read", {"file_path": str(retry)}),
+        ]
+        ids = [call.options["tool_uses"][0]["id"] for call in calls]
+        killed: list[int] = []
+
+        def after(n: int) -> Callable[[Any], bool]:
+            """Accepts the request carrying call n's result; after the second, kills the
+            worker (once)."""
+
+            def accepts(request: Any) -> bool:
+                if ids[n] not in tool_result_ids(request):
+                    return False
+                if n == 1 and not killed:
+                    os.kill(worker.pid, signal.SIGKILL)
+                    killed.append(worker.pid)
+                return True
+
+            return accepts
+
+        for n, call in enumerate(calls[1:]):
+            call.when = after(n)
+        api.script(*calls, answer(FINAL, when=after(len(calls) - 1)))
+        first = run_claude(FIRST_PROMPT, env, project)
+        assert first["result"] == FINAL, first
+        assert killed == [worker.pid], "the scripted kill never ran"
+        assert worker.call("/api/health", token=False)[0] == 0, "the killed worker still answers"
+        before = stored_tool_uses()
+        assert [i for _, i, _ in before] == ids[:2], before  # the rest reached no worker
+
+        # The next session: its SessionStart command hook starts a worker, which recovers.
+        api.script(answer(SECOND_ANSWER))
+        second = run_claude("What did we look at last time?", env, project)
+        assert second["result"] == SECOND_ANSWER, second
+
+    from claude_mem.worker import lifecycle
+
+    info = lifecycle.read_pid_info()
+    assert info is not None, "no worker after the second session"
+    assert info["pid"] != killed[0], info
+    worker.pid = info["pid"]  # the fixture stops the worker the hook started
+    deadline = time.monotonic() + DRAIN_TIMEOUT_S
+    while any(obs is None for _, _, obs in stored_tool_uses()) or len(stored_tool_uses()) < 4:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    worker.drained(observations=1)
+    rows = stored_tool_uses()
+    assert len({s for s, _, _ in rows}) == 1, rows  # all of the first session
+    assert sorted(i for _, i, _ in rows) == sorted(ids), rows  # each call once, none twice
+    assert all(obs is not None for _, _, obs in rows), rows  # every one is in an observation
+    observations = worker.get("/api/observations?limit=50")["items"]
+    read = {name for o in observations for name in o["files_read"]}
+    assert {NOTES, "retry.py"} <= read, observations
 
 
 # --- the mock's scripted tool calls (fast; what the CLI above relies on) -----------------------
