@@ -429,3 +429,34 @@ def test_a_turn_of_the_dead_workers_time_is_compressed_whole_with_its_recovered_
         calls = provider_plugin.METERED_CALLS
         assert wait_until(lambda: sum(map(len, calls)) >= 4, timeout=30), calls
     assert [len(call) for call in calls] == [4]  # one provider call: the whole turn
+
+
+def test_a_spool_written_while_the_worker_runs_is_taken_in_at_the_next_session(
+    data_dir: Path,
+) -> None:
+    """A hook that timed out on a busy worker spools its event; the worker takes it in when
+    the next session starts, not only at its own next start."""
+    from claude_mem.hooks import spool
+    from tests.worker_fixtures import running_worker
+
+    paths.ensure_data_dir()
+    event = {"host_session_id": "late-1", "platform": "claude-code", "tool_name": "Read",
+             "tool_use_id": "late-call", "tool_input": {"file_path": "/tmp/a.py"},
+             "cwd": "/home/dev/proj"}  # fmt: skip
+    with running_worker() as worker:
+        recovery = worker.state.recovery
+        assert recovery is not None
+        assert wait_until(lambda: recovery.done)
+        body = json.dumps(event).encode()
+        assert spool.append("POST", "/api/sessions/observations", body, 1 << 20) is None
+        assert (data_dir / "spool.jsonl").exists()
+        assert tool_rows(data_dir) == []  # nothing takes it in by itself...
+        start = {"host_session_id": "next-1", "platform": "claude-code",
+                 "cwd": "/home/dev/proj", "prompt": "what changed in the parser?"}  # fmt: skip
+        assert worker.client.post("/api/sessions/init", json=start).status_code == 200
+        # ...until a session starts
+        assert wait_until(lambda: [r[0] for r in tool_rows(data_dir)] == ["late-call"])
+        assert wait_until(lambda: not (data_dir / "spool.jsonl").exists())
+        again = {**start, "host_session_id": "next-2"}
+        assert worker.client.post("/api/sessions/init", json=again).status_code == 200
+    assert [r[0] for r in tool_rows(data_dir)] == ["late-call"]  # once

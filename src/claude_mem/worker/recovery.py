@@ -10,6 +10,9 @@ listens). Each transcript is read from the session's `recovered_offset` in bound
 cutting), skipped when the session already holds that tool_use_id. A crash anywhere re-reads
 from the last stored offset and adds nothing twice.
 
+A spool can also grow while this worker runs (a hook that timed out on a busy worker): each
+new session (`spooled`) checks for one and ingests it on its own thread.
+
 Turn order: `Ingest.gate` makes every arriving event of a session still waiting for recovery
 wait (off the event loop, on a handler thread) until the spool is in and that session's
 transcript has been read, at most GATE_BYTES of it; so the prompt hook that restarted a dead
@@ -23,12 +26,14 @@ be on its way); a `#nomem` prompt's turn, and a private prompt's, stay unrecorde
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from claude_mem import log
+from claude_mem.hooks import spool
 from claude_mem.hooks.handlers import PRIVATE_PROMPT
 from claude_mem.pipeline.turns import normal_prompt
 from claude_mem.store import Database
@@ -116,6 +121,7 @@ class Recovery:
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="recovery", daemon=True)
         self._started = time.monotonic()
+        self._draining = threading.Lock()  # one live spool intake at a time
 
     def start(self) -> None:
         self.ingest.gate = self.before
@@ -137,6 +143,22 @@ class Recovery:
         """Whether compression should still wait: a turn of a dead worker's time is then
         compressed whole, with the events recovered for it (bounded by HOLD_PIPELINE_S)."""
         return not self._done.is_set() and time.monotonic() - self._started < HOLD_PIPELINE_S
+
+    def spooled(self) -> None:
+        """Ingest a spool that appeared while this worker runs (after start-up's intake), on
+        a thread of its own; a lookup of one path when there is none."""
+        if not self._done.is_set() or not os.path.lexists(spool.spool_path()):
+            return
+        if self._draining.acquire(blocking=False):
+            threading.Thread(target=self._drain, name="spool", daemon=True).start()
+
+    def _drain(self) -> None:
+        try:
+            ingest_spool(self.ingest)
+        except Exception as exc:  # like start-up's intake: logged, never fatal
+            log.error("worker", "spool intake failed", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            self._draining.release()
 
     def before(self, platform: str, host_session_id: str) -> None:
         """The gate: an event of a session waiting for recovery waits for it (bounded)."""

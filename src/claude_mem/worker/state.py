@@ -18,6 +18,7 @@ from collections.abc import Callable
 from claude_mem import __version__, backup, log
 from claude_mem import settings as settings_module
 from claude_mem.pipeline.consumer import Pipeline
+from claude_mem.project import ProjectIdentity
 from claude_mem.search.embedding_task import Embedding
 from claude_mem.settings import Settings
 from claude_mem.settings import load as load_settings
@@ -139,7 +140,7 @@ class WorkerState:
                 since_last_event=self.pipeline.since_last_event,
             )
             self.ingest = Ingest(db, lambda: self.settings, self.stream, self._on_queue_change,
-                                 on_session_started=self.history.asked)  # fmt: skip
+                                 on_session_started=self._session_started)  # fmt: skip
             # Before the store counts as open: no event is taken ahead of what was missed.
             self.recovery = Recovery(db, self.ingest)
             self.recovery.start()
@@ -173,6 +174,13 @@ class WorkerState:
             db.close()
             raise
         return db
+
+    def _session_started(self, project: ProjectIdentity) -> None:
+        """A new session: its project's git history may have moved, a spool may wait."""
+        if self.history is not None:
+            self.history.asked(project)
+        if self.recovery is not None:
+            self.recovery.spooled()
 
     def _on_queue_change(self) -> None:
         self._queue_changed.set()
