@@ -255,6 +255,7 @@ class Embedding:
         self._jobs_lock = threading.Lock()
         self.query_cache = QueryCache(QUERY_CACHE)
         self._last_resync = 0.0
+        self._trimmed = True  # whether freed memory went back to the OS since the last batch
         # Where each kind's walk down its backlog is (the lowest id it looked at): the next
         # batch starts there. New rows or a reindex start the walk again from the top.
         self._below: dict[str, int] = {}
@@ -477,10 +478,14 @@ class Embedding:
             job.state, job.error = "failed", self.error
 
     def _work(self) -> bool:
-        """One batch, and the periodic resync; whether there was work."""
+        """One batch, and the periodic resync; whether there was work. Once the backlog is
+        done, what its batches freed goes back to the OS."""
         worked = self.step()
         if time.monotonic() - self._last_resync > RESYNC_S:
             self.resync()
+        if not worked and not self._trimmed:
+            _release_freed_memory()
+        self._trimmed = not worked
         return worked
 
     def _prepare(self, embedder: Embedder) -> None:

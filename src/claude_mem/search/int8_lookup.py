@@ -25,11 +25,11 @@ _LEN = 2  # the wire type of strings and messages
 
 class _Field(NamedTuple):
     number: int
-    payload: bytes  # a length-delimited field's contents; other wire types are kept raw
-    raw: bytes  # the whole field as it was encoded
+    payload: memoryview  # a length-delimited field's contents; other wire types are kept raw
+    raw: memoryview  # the whole field as it was encoded (views: the weights are not copied)
 
 
-def _varint(data: bytes, at: int) -> tuple[int, int]:
+def _varint(data: memoryview, at: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         byte = data[at]
@@ -40,7 +40,7 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
         shift += 7
 
 
-def _fields(data: bytes) -> list[_Field]:
+def _fields(data: memoryview) -> list[_Field]:
     out: list[_Field] = []
     at = 0
     while at < len(data):
@@ -58,7 +58,7 @@ def _fields(data: bytes) -> list[_Field]:
             at += size
         else:
             raise ValueError(f"unsupported protobuf wire type {wire}")
-        payload = data[at - size : at] if wire == _LEN else b""
+        payload = data[at - size : at] if wire == _LEN else data[at:at]
         out.append(_Field(tag >> 3, payload, data[start:at]))
     return out
 
@@ -83,14 +83,14 @@ class _Node(NamedTuple):
     attributes: list[bytes]
 
 
-def _node(payload: bytes) -> _Node:
+def _node(payload: memoryview) -> _Node:
     fields = _fields(payload)
 
     def strings(number: int) -> list[str]:
-        return [f.payload.decode() for f in fields if f.number == number]
+        return [bytes(f.payload).decode() for f in fields if f.number == number]
 
     op = strings(_NODE_OP)
-    attributes = [f.payload for f in fields if f.number == _NODE_ATTRIBUTE]
+    attributes = [bytes(f.payload) for f in fields if f.number == _NODE_ATTRIBUTE]
     return _Node(op[0] if op else "", strings(_NODE_INPUT), strings(_NODE_OUTPUT), attributes)
 
 
@@ -102,7 +102,7 @@ def _encode_node(node: _Node) -> bytes:
     return _field(_GRAPH_NODE, b"".join(parts))
 
 
-def _rewrite_graph(graph: bytes) -> bytes | None:
+def _rewrite_graph(graph: memoryview) -> bytes | None:
     """The graph with each dequantized lookup rewritten, or None when it has none."""
     fields = _fields(graph)
     nodes = {i: _node(f.payload) for i, f in enumerate(fields) if f.number == _GRAPH_NODE}
@@ -113,7 +113,7 @@ def _rewrite_graph(graph: bytes) -> bytes | None:
             uses[name] = uses.get(name, 0) + 1
     replaced: dict[int, bytes] = {}
     dropped: set[int] = set()
-    gone: set[str] = set()
+    gone: set[bytes] = set()
     for i, gather in nodes.items():
         if gather.op != "Gather" or len(gather.inputs) != 2 or gather.inputs[0] not in producer:
             continue
@@ -138,15 +138,15 @@ def _rewrite_graph(graph: bytes) -> bytes | None:
             )
         )
         dropped |= {mul_at, cast_at}
-        gone |= {table, mul.inputs[0]}
+        gone |= {table.encode(), mul.inputs[0].encode()}
     if not replaced:
         return None
-    out = []
+    out: list[bytes | memoryview] = []
     for i, f in enumerate(fields):
         if i in dropped:
             continue
         if f.number == _GRAPH_VALUE_INFO and any(
-            v.number == _VALUE_NAME and v.payload.decode() in gone for v in _fields(f.payload)
+            v.number == _VALUE_NAME and bytes(v.payload) in gone for v in _fields(f.payload)
         ):
             continue  # the shape of a table that no longer exists
         out.append(replaced.get(i, f.raw))
@@ -156,9 +156,9 @@ def _rewrite_graph(graph: bytes) -> bytes | None:
 def int8_lookups(model: bytes) -> bytes:
     """`model` (a serialized ONNX ModelProto) with its dequantized table lookups rewritten to
     gather int8 rows first (module docstring); unchanged when it has none."""
-    out = []
+    out: list[bytes | memoryview] = []
     changed = False
-    for f in _fields(model):
+    for f in _fields(memoryview(model)):
         graph = _rewrite_graph(f.payload) if f.number == _MODEL_GRAPH else None
         if graph is None:
             out.append(f.raw)
