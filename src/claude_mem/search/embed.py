@@ -38,7 +38,7 @@ BATCH_TOKENS = 512
 THREADS = 2
 PARALLEL = 2
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
-LARGE_BUFFER = 256 << 10
+LARGE_BUFFER = 4 << 20  # below it a query's buffers stay in the heap (bench/NOTES.md)
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "tokenizer.json"
 
 # Each model's weights file, byte for byte: our pin, part of every vector's model id (so the id
@@ -151,7 +151,8 @@ def _open(model_path: Path, sha256: str) -> Any:
 def _return_large_buffers() -> None:
     """Buffers above LARGE_BUFFER are mapped on their own and unmapped when freed: glibc
     otherwise raises that threshold as buffers are freed and then keeps a batch's activations
-    in its heap, resident after the batch. Process-wide, from the first model load."""
+    in its heap, resident after the batch. Smaller ones (a query's, a search's scratch) are
+    reused from the heap without page faults. Process-wide, from the first model load."""
     import ctypes  # noqa: PLC0415
     import ctypes.util  # noqa: PLC0415
 
