@@ -124,7 +124,7 @@ class Embedder:
 def _open(model_path: Path, sha256: str) -> Any:
     """The model's session. Its lookup tables stay int8 (`int8_lookup`). No memory arena:
     an arena keeps the largest activations any batch needed for the worker's life, while
-    freed buffers go back to the OS (`_return_large_buffers`) at no measured cost in speed
+    freed buffers go back to the OS (`_return_large_buffers`) with queries as fast
     (bench/NOTES.md)."""
     import onnxruntime as ort  # noqa: PLC0415 - heavy, only with a model
 
