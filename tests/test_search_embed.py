@@ -221,3 +221,34 @@ def test_a_search_on_an_empty_store_loads_the_model(embedder: Embedder) -> None:
         assert embedding.query_vector("anything") is None  # full text meanwhile
         assert embedding.wait_loaded(30)
         assert embedding.query_vector("anything") is not None
+
+
+def test_the_lookup_tables_stay_int8_and_the_output_is_unchanged() -> None:
+    """The session runs the rewritten graph (int8_lookup); the file's own graph, run as it
+    is, gives the same numbers bit for bit."""
+    import onnxruntime as ort
+
+    from claude_mem.search.embed import TOKENIZER_PATH, locate
+    from claude_mem.search.int8_lookup import int8_lookups
+
+    path, _ = locate(MODEL)
+    original = path.read_bytes()
+    rewritten = int8_lookups(original)
+    assert b"inner.embeddings.word_embeddings.weight/rows" in rewritten
+    assert b"inner.embeddings.word_embeddings.weight/rows" not in original
+    assert int8_lookups(rewritten) == rewritten  # nothing left to rewrite
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    sessions = [
+        ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        for model in (original, rewritten)
+    ]
+    import tokenizers
+
+    tokenizer = tokenizers.Tokenizer.from_file(str(TOKENIZER_PATH))
+    for text in ["fixed a bug", "the worker holds the model and ten thousand vectors " * 3]:
+        ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                 "token_type_ids": np.zeros_like(ids)}  # fmt: skip
+        before, after = (session.run(None, feeds)[0] for session in sessions)
+        assert np.array_equal(before, after)

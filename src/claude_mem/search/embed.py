@@ -9,12 +9,16 @@ pays for them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from claude_mem.search.int8_lookup import int8_lookups
 
 if TYPE_CHECKING:
     import numpy as np
@@ -25,13 +29,16 @@ BATCH = 8  # at most this many texts per ONNX run
 # texts batched together raise peak RSS for no extra speed (bench/embedding_bench.py). Short
 # texts still batch up.
 BATCH_TOKENS = 512
-# A call that is one ONNX run (a query) gets two intra-op threads, with their spinning off
-# (below): it embeds fastest that way, even beside a busy core. A call of many runs (the
-# background embedder's batches) makes PARALLEL runs side by side, one thread each, in a second
-# session opened on first use: short texts leave a second intra-op thread mostly idle, while two
-# runs keep both cores busy (bench/embedding_bench.py compares the settings).
+# One session serves every call (a second would hold a second copy of the weights). It has two
+# intra-op threads, with their spinning off (below): a query, one ONNX run, embeds fastest that
+# way, even beside a busy core. A call of many runs (the background embedder's batches) makes
+# PARALLEL runs side by side on it: short texts leave a second intra-op thread mostly idle, while
+# two runs keep both cores busy (bench/embedding_bench.py compares the settings). Sessions allow
+# concurrent runs and take no lock, so a query never waits for a background batch.
 THREADS = 2
 PARALLEL = 2
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+LARGE_BUFFER = 4 << 20  # below it a query's buffers stay in the heap (bench/NOTES.md)
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "tokenizer.json"
 
 # Each model's weights file, byte for byte: our pin, part of every vector's model id (so the id
@@ -58,10 +65,8 @@ class Embedder:
         os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         import tokenizers  # noqa: PLC0415 - heavy, only with a model
 
-        self._model_path = model_path
-        self._session = self._open(THREADS)
-        self._bulk: Any = None  # the one-thread session of many-run calls, opened on first use
-        self._bulk_lock = threading.Lock()
+        _return_large_buffers()
+        self._session = _open(model_path, sha256)
         self._inputs = {i.name for i in self._session.get_inputs()}
         tok = tokenizers.Tokenizer.from_file(str(tokenizer_path))
         tok.enable_truncation(MAX_TOKENS)
@@ -69,26 +74,6 @@ class Embedder:
         self._tokenizer = tok
         self.model_id = model_id(name, sha256)
         self.dim = int(self._session.get_outputs()[0].shape[-1] or 384)
-
-    def _open(self, threads: int) -> Any:
-        import onnxruntime as ort  # noqa: PLC0415 - heavy, only with a model
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        # Idle ORT threads otherwise spin after each query and starve the search threads
-        # running beside them on a 2-core machine (measured in bench/search_bench.py).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        return ort.InferenceSession(
-            str(self._model_path), options, providers=["CPUExecutionProvider"]
-        )
-
-    def _bulk_session(self) -> Any:
-        with self._bulk_lock:
-            if self._bulk is None:
-                self._bulk = self._open(1)
-            return self._bulk
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """One row per text, in order. Texts are grouped by token length into batches of
@@ -109,20 +94,14 @@ class Embedder:
                 batches.append(batch := [])
             batch.append(i)
 
-        if len(batches) == 1 or PARALLEL == 1:
-            for rows in batches:
-                out[rows] = self._run(self._session, [encoded[j] for j in rows])
-            return out
-        session = self._bulk_session()
-
         def run(share: list[list[int]]) -> None:
             for rows in share:
-                out[rows] = self._run(session, [encoded[j] for j in rows])
+                out[rows] = self._run([encoded[j] for j in rows])
 
         _side_by_side(run, [batches[n::PARALLEL] for n in range(PARALLEL) if batches[n::PARALLEL]])
         return out
 
-    def _run(self, session: Any, encoded: list[Any]) -> np.ndarray:
+    def _run(self, encoded: list[Any]) -> np.ndarray:
         import numpy as np  # noqa: PLC0415 - heavy, only with a model
 
         width = max(len(e.ids) for e in encoded)
@@ -134,12 +113,53 @@ class Embedder:
         feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = session.run(None, feeds)[0]
+        hidden = self._session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         unit: np.ndarray = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return unit
+
+
+def _open(model_path: Path, sha256: str) -> Any:
+    """The model's session. Its lookup tables stay int8 (`int8_lookup`). No memory arena:
+    an arena keeps the largest activations any batch needed for the worker's life, while
+    freed buffers go back to the OS (`_return_large_buffers`) with queries as fast
+    (bench/NOTES.md)."""
+    import onnxruntime as ort  # noqa: PLC0415 - heavy, only with a model
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = THREADS
+    # Idle ORT threads otherwise spin after each query and starve the search threads
+    # running beside them on a 2-core machine (measured in bench/search_bench.py).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.inter_op_num_threads = 1
+    options.enable_cpu_mem_arena = False
+    options.enable_mem_pattern = False  # it plans its buffers in the arena
+    options.log_severity_level = 3
+    model = model_path.read_bytes()
+    if hashlib.sha256(model).hexdigest() != sha256:  # the bytes loaded, not only those checked
+        raise ModelUnavailable(f"{model_path} does not match its pinned sha256")
+    # Opened from a file, not from bytes: ONNX Runtime keeps a copy of bytes it is given.
+    with tempfile.TemporaryDirectory(prefix="claude-mem-model-") as scratch:
+        rewritten = Path(scratch) / model_path.name
+        rewritten.write_bytes(int8_lookups(model))
+        del model
+        return ort.InferenceSession(str(rewritten), options, providers=["CPUExecutionProvider"])
+
+
+def _return_large_buffers() -> None:
+    """Buffers above LARGE_BUFFER are mapped on their own and unmapped when freed: glibc
+    otherwise raises that threshold as buffers are freed and then keeps a batch's activations
+    in its heap, resident after the batch. Smaller ones (a query's, a search's scratch) are
+    reused from the heap without page faults. Process-wide, from the first model load."""
+    import ctypes  # noqa: PLC0415
+    import ctypes.util  # noqa: PLC0415
+
+    name = ctypes.util.find_library("c")
+    if name:
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(name).mallopt(M_MMAP_THRESHOLD, LARGE_BUFFER)
 
 
 def _side_by_side(run: Callable[[list[list[int]]], None], shares: list[list[list[int]]]) -> None:

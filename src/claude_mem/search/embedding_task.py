@@ -29,7 +29,6 @@ import os
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from claude_mem import log
 from claude_mem.search.embed import Embedder, load_embedder
+from claude_mem.search.query_cache import QueryCache
 from claude_mem.store import vectors as store
 from claude_mem.store.db import WouldBlock
 from claude_mem.store.search_queries import KINDS, Kind
@@ -53,7 +53,7 @@ BACKOFF_START_S = 0.5  # first wait after a failed store operation; doubles per 
 BACKOFF_MAX_S = 30.0
 BATCH_ROWS = 256  # rows per step: a stop, a reindex job or new rows wait at most one batch
 LOCK_POLL_S = 1.0  # how often a worker waiting for `claude-mem reindex` checks its lock
-QUERY_CACHE = 128
+QUERY_CACHE = 128  # query embeddings kept (query_cache)
 BACKGROUND_NICE = 10
 QUIET_S = 0.5  # well above the gaps inside a burst, which a pipeline commit can stretch
 
@@ -253,9 +253,9 @@ class Embedding:
         self._lock = EmbeddingLock(db.path)
         self._job: Reindex | None = None
         self._jobs_lock = threading.Lock()
-        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._queries_lock = threading.Lock()
+        self.query_cache = QueryCache(QUERY_CACHE)
         self._last_resync = 0.0
+        self._trimmed = True  # whether freed memory went back to the OS since the last batch
         # Where each kind's walk down its backlog is (the lowest id it looked at): the next
         # batch starts there. New rows or a reindex start the walk again from the top.
         self._below: dict[str, int] = {}
@@ -298,23 +298,17 @@ class Embedding:
 
     def query_vector(self, text: str) -> np.ndarray | None:
         """The query's embedding, or None while the model isn't loaded (search then falls back
-        to full text). Recent queries are cached: a person paging results repeats them."""
+        to full text). Recent queries are cached (`query_cache`). The embedder's session runs
+        it beside any background batch, never behind one."""
         embedder = self._embedder
         if embedder is None or not self.loaded:
             self._asked.set()
             self._wake.set()
             return None
-        with self._queries_lock:
-            hit = self._queries.get(text)
-            if hit is not None:
-                self._queries.move_to_end(text)
-                return hit
-        vector: np.ndarray = embedder.embed([text])[0]
-        vector.flags.writeable = False
-        with self._queries_lock:
-            self._queries[text] = vector
-            while len(self._queries) > QUERY_CACHE:
-                self._queries.popitem(last=False)
+        vector = self.query_cache.get(embedder.model_id, text)
+        if vector is None:
+            vector = embedder.embed([text])[0]
+            self.query_cache.put(embedder.model_id, text, vector)
         return vector
 
     # -- reindex --------------------------------------------------------------------------
@@ -484,10 +478,14 @@ class Embedding:
             job.state, job.error = "failed", self.error
 
     def _work(self) -> bool:
-        """One batch, and the periodic resync; whether there was work."""
+        """One batch, and the periodic resync; whether there was work. Once the backlog is
+        done, what its batches freed goes back to the OS."""
         worked = self.step()
         if time.monotonic() - self._last_resync > RESYNC_S:
             self.resync()
+        if not worked and not self._trimmed:
+            _release_freed_memory()
+        self._trimmed = not worked
         return worked
 
     def _prepare(self, embedder: Embedder) -> None:
