@@ -11,11 +11,11 @@ Stdlib only and one small file read: hooks check it on every event, and so does 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
 from claude_mem import paths
+from claude_mem.hooks import jsonio
 
 TYPE_CHECKING = False  # `typing` costs milliseconds in a hook; annotations are strings anyway
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def pauses() -> Pauses:
     """{"all": {"at", "reason"} or None, "sessions": {host session id: {"at", "reason"}}}."""
     try:
         with open(_path(), "rb") as handle:
-            data = json.loads(handle.read())
+            data = jsonio.loads(handle.read())
     except (OSError, ValueError):
         data = {}
     if not isinstance(data, dict):
@@ -53,6 +53,8 @@ def pauses() -> Pauses:
 
 
 def _save(state: Pauses) -> None:
+    import json  # noqa: PLC0415 - indented output is json's (and this runs on #nomem only)
+
     paths.write_private_file(paths.state_dir() / PAUSES, json.dumps(state, indent=1) + "\n")
 
 

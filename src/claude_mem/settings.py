@@ -11,13 +11,13 @@ Stdlib only: the hook path imports this.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from claude_mem import paths
+from claude_mem.hooks import jsonio
 
 TYPE_CHECKING = False  # `typing` is not imported on the hook path; mypy reads this as true
 if TYPE_CHECKING:
@@ -532,10 +532,14 @@ def _read(path: Path) -> tuple[bytes, os.stat_result] | None:
 def _decode(raw: bytes, path: Path) -> dict[str, object]:
     """The settings object in `raw`; SettingsError saying where it is broken."""
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = jsonio.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise SettingsError(f"{shown_path(path)} is not valid JSON (not UTF-8 text)") from None
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:
+        import json  # noqa: PLC0415 - the error path: json's own error says where
+
+        if not isinstance(exc, json.JSONDecodeError):
+            raise
         where = f"line {exc.lineno}: {exc.msg}"
         raise SettingsError(f"{shown_path(path)} is not valid JSON ({where})") from None
     if isinstance(data, dict) and isinstance(data.get("env"), dict) and len(data) == 1:
@@ -669,8 +673,15 @@ def save(changes: Mapping[str, object], path: Path | None = None) -> dict[str, V
     except SettingsError as exc:
         raise SettingsError(f"{exc}; fix it first (nothing was changed)") from None
     current.update(parsed)
-    paths.write_private_file(path, json.dumps(current, indent=2, sort_keys=True) + "\n")
+    paths.write_private_file(path, _pretty(current))
     return parsed
+
+
+def _pretty(values: Mapping[str, object]) -> str:
+    """settings.json as we write it (never on the hook path: json indents, jsonio does not)."""
+    import json  # noqa: PLC0415
+
+    return json.dumps(values, indent=2, sort_keys=True) + "\n"
 
 
 def ensure_file(path: Path | None = None) -> Path:
@@ -678,5 +689,5 @@ def ensure_file(path: Path | None = None) -> Path:
     path = path or paths.settings_path()
     if not path.exists():
         defaults = {key: spec.default for key, spec in SPECS.items()}
-        paths.write_private_file(path, json.dumps(defaults, indent=2, sort_keys=True) + "\n")
+        paths.write_private_file(path, _pretty(defaults))
     return path

@@ -13,12 +13,12 @@ Stdlib only: the hook path imports this module (on the failure path only).
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
 
 from claude_mem import paths
+from claude_mem.hooks import jsonio
 
 NAME = "spool.jsonl"
 CLAIMED = "spool.claimed.jsonl"  # the worker's: renamed before ingest, deleted after
@@ -58,10 +58,10 @@ def append(method: str, path: str, body: bytes, max_bytes: int) -> str | None:
     """Spool one request; None when it was kept, else one line saying why it was not (the
     first drop since the worker last emptied the spool gets a line; later drops only count)."""
     try:
-        payload = json.loads(body)
+        payload = jsonio.loads(body)
     except ValueError:
         return None  # never produced by our handlers: nothing worth keeping
-    line = json.dumps(
+    line = jsonio.dumps(
         {"v": VERSION, "at": int(time.time() * 1000), "method": method, "path": path,
          "body": payload},
         ensure_ascii=False, separators=(",", ":"),
@@ -103,7 +103,7 @@ def _dropped(why: str) -> str | None:
 def write_state(state: dict[str, object]) -> bool:
     """Replace the drop counter; False when it cannot be written (never raises)."""
     try:
-        paths.write_private_file(paths.state_dir() / STATE, json.dumps(state) + "\n")
+        paths.write_private_file(paths.state_dir() / STATE, jsonio.dumps(state) + "\n")
     except OSError:
         return False
     return True
@@ -113,7 +113,7 @@ def read_state() -> dict[str, object]:
     """The drop counter: {"dropped": n, "last_reason": ..., "last_at": ...} or {}."""
     try:
         with open(state_path(), "rb") as handle:
-            data = json.loads(handle.read())
+            data = jsonio.loads(handle.read())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -10,11 +10,11 @@ Every write is atomic (paths.write_private_file); a concurrent hook can at worst
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
 from claude_mem import paths
+from claude_mem.hooks import jsonio
 
 FAILURES = "hook-failures.json"
 CAPTURE_BROKEN = "capture-broken"
@@ -29,7 +29,7 @@ def _path(name: str) -> str:
 def _read(name: str) -> dict[str, object]:
     try:
         with open(_path(name), "rb") as handle:
-            data = json.loads(handle.read())
+            data = jsonio.loads(handle.read())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -37,7 +37,7 @@ def _read(name: str) -> dict[str, object]:
 
 def _write(name: str, data: dict[str, object]) -> bool:
     try:
-        paths.write_private_file(paths.state_dir() / name, json.dumps(data) + "\n")
+        paths.write_private_file(paths.state_dir() / name, jsonio.dumps(data) + "\n")
     except OSError:
         return False  # a full disk must not break the hook
     return True

@@ -11,10 +11,8 @@ The installer still records its version in the data dir (`install-version`), for
 
 from __future__ import annotations
 
-import json
-
 from claude_mem import __version__, paths
-from claude_mem.hooks import installed
+from claude_mem.hooks import installed, jsonio
 from claude_mem.hooks.installed import REGISTER
 
 MARKER = "install-version"
@@ -47,12 +45,12 @@ def hint_once(platform: str, cwd: str | None) -> str | None:
         return None
     state = paths.state_dir() / HINT_STATE
     try:
-        if json.loads(state.read_bytes()).get("shown") == line:
+        if jsonio.loads(state.read_bytes()).get("shown") == line:
             return None
     except (OSError, ValueError, AttributeError):
         pass
     try:
-        paths.write_private_file(state, json.dumps({"shown": line}) + "\n")
+        paths.write_private_file(state, jsonio.dumps({"shown": line}) + "\n")
     except OSError:
         return None  # cannot remember it: better silent than nagging every session
     return line

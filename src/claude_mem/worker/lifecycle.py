@@ -15,12 +15,12 @@ Stdlib only and cheap to import: hooks call ensure_running() on demand.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
 from claude_mem import __version__, paths
+from claude_mem.hooks import jsonio
 from claude_mem.settings import load as load_settings
 from claude_mem.worker.client import WorkerUnavailable, request, snippet
 
@@ -153,7 +153,7 @@ def write_pid_info(port: int) -> dict[str, Any]:
         "start_time": process_start_time(pid),
         "started_at": time.time(),
     }
-    paths.write_private_file(pid_path(), json.dumps(info) + "\n")
+    paths.write_private_file(pid_path(), jsonio.dumps(info) + "\n")
     return info
 
 
@@ -272,7 +272,7 @@ class SpawnLockTimeout(TimeoutError):
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_bytes())
+        return jsonio.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
 
@@ -328,7 +328,7 @@ class spawn_lock:
                 time.sleep(POLL_S)
                 continue
             try:
-                os.write(fd, json.dumps(owner).encode())
+                os.write(fd, jsonio.dumps(owner).encode())
             finally:
                 os.close(fd)
             self.owner = owner
@@ -354,7 +354,7 @@ def _knock(port: int, timeout: float, host: str) -> tuple[dict[str, Any] | None,
             return None, None
         return None, f"no HTTP answer: {exc.__cause__ or exc}"
     try:
-        data = json.loads(response.body) if response.status == 200 else None
+        data = jsonio.loads(response.body) if response.status == 200 else None
     except ValueError:
         data = None
     if isinstance(data, dict) and isinstance(data.get("pid"), int) and "version" in data:
@@ -580,7 +580,7 @@ def _should_replace(health: dict[str, Any]) -> bool:
     ):
         return False
     record = {"from": running, "to": __version__, "at": time.time()}
-    paths.write_private_file(restart_marker_path(), json.dumps(record))
+    paths.write_private_file(restart_marker_path(), jsonio.dumps(record))
     from claude_mem import log  # noqa: PLC0415
 
     log.info("worker", "restarting an older worker once", running=running, installed=__version__)

@@ -6,9 +6,8 @@ dir's worker gets its own worker on another port, and only its pid file knows wh
 
 from __future__ import annotations
 
-import json
-
 from claude_mem import paths
+from claude_mem.hooks import jsonio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +22,7 @@ def pid_path() -> Path:
 def read_pid_info() -> dict[str, Any] | None:
     """The pid file's contents, or None if it is missing or unreadable."""
     try:
-        data = json.loads(pid_path().read_bytes())
+        data = jsonio.loads(pid_path().read_bytes())
     except (OSError, ValueError):
         return None
     pid = data.get("pid") if isinstance(data, dict) else None
