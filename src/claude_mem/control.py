@@ -11,10 +11,9 @@ Stdlib only and one small file read: hooks check it on every event, and so does 
 
 from __future__ import annotations
 
-import os
 import time
 
-from claude_mem import paths
+from claude_mem import locations
 from claude_mem.hooks import jsonio
 
 TYPE_CHECKING = False  # `typing` costs milliseconds in a hook; annotations are strings anyway
@@ -33,7 +32,7 @@ MODES = ("normal", "recall-only", "capture-only")
 
 
 def _path() -> str:
-    return os.path.join(paths.state_dir(), PAUSES)
+    return locations.state_file(PAUSES)
 
 
 def pauses() -> Pauses:
@@ -55,7 +54,7 @@ def pauses() -> Pauses:
 def _save(state: Pauses) -> None:
     import json  # noqa: PLC0415 - indented output is json's (and this runs on #nomem only)
 
-    paths.write_private_file(paths.state_dir() / PAUSES, json.dumps(state, indent=1) + "\n")
+    locations.write_private_file(_path(), json.dumps(state, indent=1) + "\n")
 
 
 def _sessions(state: Pauses) -> dict[str, object]:

@@ -17,7 +17,7 @@ import os
 import stat
 import time
 
-from claude_mem import paths
+from claude_mem import locations
 from claude_mem.hooks import jsonio
 
 NAME = "spool.jsonl"
@@ -38,15 +38,15 @@ _APPEND = (
 
 
 def spool_path() -> str:
-    return os.path.join(paths.data_dir(), NAME)
+    return os.path.join(locations.data_dir(), NAME)
 
 
 def claimed_path() -> str:
-    return os.path.join(paths.data_dir(), CLAIMED)
+    return os.path.join(locations.data_dir(), CLAIMED)
 
 
 def state_path() -> str:
-    return os.path.join(paths.state_dir(), STATE)
+    return locations.state_file(STATE)
 
 
 def wanted(method: str, path: str) -> bool:
@@ -67,8 +67,8 @@ def append(method: str, path: str, body: bytes, max_bytes: int) -> str | None:
         ensure_ascii=False, separators=(",", ":"),
     ).encode("utf-8", "replace") + b"\n"  # fmt: skip
     try:
-        paths.ensure_data_dir()
-        fd = os.open(spool_path(), _APPEND, paths.FILE_MODE)
+        locations.ensure_data_dir()
+        fd = os.open(spool_path(), _APPEND, locations.FILE_MODE)
     except (OSError, ValueError):
         return _dropped("the spool file cannot be opened")
     try:
@@ -103,7 +103,7 @@ def _dropped(why: str) -> str | None:
 def write_state(state: dict[str, object]) -> bool:
     """Replace the drop counter; False when it cannot be written (never raises)."""
     try:
-        paths.write_private_file(paths.state_dir() / STATE, jsonio.dumps(state) + "\n")
+        locations.write_private_file(state_path(), jsonio.dumps(state) + "\n")
     except OSError:
         return False
     return True

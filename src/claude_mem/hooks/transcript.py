@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from claude_mem.hooks import jsonio
-from claude_mem.paths import open_regular
+from claude_mem.locations import open_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
