@@ -796,7 +796,10 @@ FORBIDDEN = (
     "claude_mem.worker.app", "claude_mem.store", "claude_mem.project", "claude_mem.log",
     "hashlib",  # loads OpenSSL on every session start, for one digest
     "encodings.idna", "unicodedata",  # a str host given to getaddrinfo loads them
+    "json", "pathlib", "urllib", "ipaddress",  # hooks.jsonio, claude_mem.locations, percent
 )  # fmt: skip
+# Needed only by a privacy rule: a payload with no '<' and no trigger word never loads them.
+PATTERN_MODULES = ("re", "enum", "functools", "collections")
 
 
 def imported(platform: str, event: str, payload: dict[str, Any], env: dict[str, str]) -> set[str]:
@@ -829,9 +832,29 @@ def test_hooks_import_only_the_standard_library_and_light_modules(
     ):
         modules = imported("claude-code", event, payload, env)
         assert "claude_mem.hooks.handlers" in modules
-        bad = {m for m in modules if m.split(".")[0] in FORBIDDEN or m in FORBIDDEN}
-        bad |= {m for m in modules for f in FORBIDDEN if m.startswith(f + ".")}
+        banned = (*FORBIDDEN, *PATTERN_MODULES)
+        bad = {m for m in modules if m.split(".")[0] in banned or m in banned}
+        bad |= {m for m in modules for f in banned if m.startswith(f + ".")}
         assert not bad, (event, sorted(bad))
         # Only session start may need the code that starts a worker.
         assert ("claude_mem.worker.lifecycle" in modules) == (event == "session-start"), event
     assert len(fake.ingest()) == 5
+
+
+def test_a_payload_that_needs_a_privacy_rule_still_gets_it(
+    fake: FakeWorker, env: dict[str, str]
+) -> None:
+    """The other side of PATTERN_MODULES: a secret in a prompt or a tool call is redacted
+    before it leaves the hook (re loaded for it), and a private region never leaves it."""
+    prompt = {
+        "session_id": "s-1",
+        "cwd": "/tmp",
+        "prompt": f"use {SECRET} <private>pin 4321</private>",
+    }
+    assert "re" in imported("claude-code", "user-prompt-submit", prompt, env)
+    tool = {**CLAUDE_TOOL, "tool_input": {"api_key": "abcdefgh12"}, "tool_response": SECRET}
+    assert "re" in imported("claude-code", "post-tool-use", tool, env)
+    sent = json.dumps([body for _, body in fake.ingest()])
+    for leaked in (SECRET, "4321", "abcdefgh12"):
+        assert leaked not in sent
+    assert "[REDACTED:api-key]" in sent

@@ -5,8 +5,10 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from claude_mem import paths
+from claude_mem import locations, paths
 
 
 def mode(path: Path) -> int:
@@ -62,3 +64,34 @@ def test_failed_write_keeps_old_file_and_leaves_no_temp(
         paths.write_private_file(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in data_dir.iterdir()] == ["kept.json"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from(["", ".", "..", "a", "b c", "~", "é", "x.d"]), max_size=6),
+    st.sampled_from(["", "/", "//", "///", "~/", "./", "../"]),
+    st.sampled_from(["", "/", "//"]),
+)
+def test_the_str_data_dir_is_spelled_as_pathlib_spells_it(
+    parts: list[str], lead: str, trail: str
+) -> None:
+    """locations works with os.path, paths with pathlib: the same env value must name the same
+    place, spelled the same way (`..` kept, `.` and doubled slashes dropped), even relative."""
+    raw = lead + "/".join(parts) + trail
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(paths.DATA_DIR_ENV, raw)
+        expected = Path(os.path.expanduser(raw.strip() or paths.DEFAULT_DATA_DIR)).absolute()
+        assert locations.data_dir() == str(expected)
+        assert paths.data_dir() == expected
+        assert locations.state_file("x.json") == str(expected / "state" / "x.json")
+        assert locations.data_dir_id() == paths.data_dir_id(str(expected.resolve()))
+
+
+def test_a_file_in_the_way_is_named(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    data_dir.write_text("not a folder")
+    with pytest.raises(paths.DataDirError, match=r"data dir .* is not a directory$"):
+        locations.ensure_data_dir()
+    monkeypatch.setenv(paths.DATA_DIR_ENV, str(data_dir / "inner"))
+    with pytest.raises(paths.DataDirError, match=rf"\({data_dir} is not a directory\)"):
+        locations.write_private_file(locations.state_file("x.json"), "{}")

@@ -6,11 +6,13 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from claude_mem import privacy
 from claude_mem.privacy import (
     MEMORY_TAGS,
     PROTOCOL_TAGS,
@@ -704,3 +706,47 @@ def test_property_redact_idempotent_on_secret_shapes(text: str) -> None:
     assert redact_secrets(once) == once
     cleaned = clean_text(text)
     assert clean_text(cleaned) == cleaned
+
+
+# The pattern the literal trigger words replaced: redaction ran only where it matched.
+TRIGGER_PATTERN = (
+    r"-----begin|eyj|sk-|gh[pousr]_|github_pat_|akia|asia|xox|aiza|://|authorization|bearer"
+    r"|passw|pwd|secret|token|api[_-]?key|private[_-]?key"
+)
+TRIGGER_PIECES = ["-----BEGIN", "eyJ", "sk-", "gh", "p_", "o_", "u_", "s_", "r_", "x_",
+                  "github_pat_", "AKIA", "asia", "xox", "AIza", "://", "Authorization",
+                  "bearer", "passw", "pwd", "SECRET", "token", "api", "_", "-", "key", "private",
+                  "tok", "en", "pass", "w", " ", "é", "İ"]  # fmt: skip
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(TRIGGER_PIECES), max_size=6).map("".join) | st.text())
+def test_the_trigger_words_decide_exactly_as_the_trigger_pattern(text: str) -> None:
+    import re
+
+    folded = text.lower()
+    assert privacy._triggered(folded) == (re.search(TRIGGER_PATTERN, folded) is not None)
+
+
+def test_text_without_tags_or_trigger_words_is_cleaned_without_re_and_the_rest_with_it() -> None:
+    """In a fresh interpreter, as in a hook: plain text and plain tool input need no pattern;
+    a secret, a secret-named key or a tag still gets its rule (and re)."""
+    script = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from claude_mem import privacy
+plain = {"command": "ls -la", "cwd": "/home/dev", "n": 3, "files": ["a.py", "b.py"]}
+assert privacy.clean_value(plain) == plain
+assert privacy.clean_text("Run the tests for module 3") == "Run the tests for module 3"
+assert not privacy.is_protocol_payload("fix the <b> tag")
+assert "re" not in sys.modules, "re imported for plain text"
+assert privacy.clean_value({"DB_PASSWORD": "hunter22"}) == {"DB_PASSWORD": "[REDACTED:password]"}
+assert "re" in sys.modules
+assert privacy.clean_text("key sk-" + "A" * 30) == "key [REDACTED:api-key]"
+assert privacy.clean_text("a <private>b</private> c") == "a  c"
+"""
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", script, str(Path(privacy.__file__).parents[1])],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")

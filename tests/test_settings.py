@@ -257,7 +257,7 @@ def break_file() -> Path:
 def test_trailing_comma_keeps_last_valid_settings() -> None:
     settings.save({"CLAUDE_MEM_CONTEXT_TOKEN_BUDGET": 3000, "CLAUDE_MEM_SEMANTIC_INJECT": True})
     assert settings.load().problems == []  # a valid load keeps the copy
-    copy = settings.last_good_path()
+    copy = Path(settings.last_good_path())
     assert copy == paths.state_dir() / "settings.last-good.json"
     assert copy.read_bytes() == paths.settings_path().read_bytes()
     assert stat.S_IMODE(copy.stat().st_mode) == 0o600
@@ -279,7 +279,7 @@ def test_broken_file_without_a_valid_copy_uses_defaults() -> None:
     loaded = settings.load()
     assert loaded["CLAUDE_MEM_CONTEXT_TOKEN_BUDGET"] == 2000
     assert loaded.problems[0].endswith("; using the defaults")
-    assert not settings.last_good_path().exists()
+    assert not Path(settings.last_good_path()).exists()
 
 
 def test_value_not_allowed_keeps_its_last_valid_value() -> None:
@@ -300,7 +300,7 @@ def test_value_not_allowed_keeps_its_last_valid_value() -> None:
 def test_copy_written_only_when_the_file_changed() -> None:
     settings.save({"CLAUDE_MEM_CONTEXT_TOKEN_BUDGET": 3000})
     settings.load()
-    copy = settings.last_good_path()
+    copy = Path(settings.last_good_path())
     first = copy.stat()
     for _ in range(5):
         settings.load()

@@ -68,7 +68,7 @@ def test_concurrent_starts_make_exactly_one_worker(env: Env) -> None:
     assert lifecycle.pid_alive_and_ours(info)
     assert worker_pids(env.data_dir) == [pid]
     assert env.log_text().count("[worker] listening") == 1  # no second worker ever served
-    assert not lifecycle.spawn_lock_path().exists()
+    assert not Path(lifecycle.spawn_lock_path()).exists()
 
 
 def test_start_is_quick_idempotent_and_truthful(env: Env) -> None:
@@ -127,8 +127,8 @@ def test_graceful_stop_leaves_nothing_behind(env: Env) -> None:
     assert stopped.returncode == 0
     assert f"stopped (pid {pid})" in stopped.stdout
     assert exited(pid)  # already, when stop returns
-    assert lifecycle.clean_shutdown_path().exists()
-    assert not lifecycle.pid_path().exists()
+    assert Path(lifecycle.clean_shutdown_path()).exists()
+    assert not Path(lifecycle.pid_path()).exists()
     assert env.health() is None
     assert "[worker] stopped" in env.log_text()
     again = env.cli("worker", "stop")
@@ -181,16 +181,16 @@ def test_stale_pid_files_are_ignored_and_cleaned(env: Env) -> None:
     assert not lifecycle.pid_alive_and_ours({"pid": dead_proc.pid, "start_time": 1})
     assert not lifecycle.pid_alive_and_ours({"pid": "12"})
 
-    lifecycle.pid_path().parent.mkdir(parents=True)
-    lifecycle.pid_path().write_text("{not json")
+    Path(lifecycle.pid_path()).parent.mkdir(parents=True)
+    Path(lifecycle.pid_path()).write_text("{not json")
     assert lifecycle.read_pid_info() is None
     assert lifecycle.clear_stale_pid_file()
-    lifecycle.pid_path().write_text(json.dumps(reused))
+    Path(lifecycle.pid_path()).write_text(json.dumps(reused))
     assert lifecycle.stop() is False  # never signals a recycled pid (this test survives)
-    assert not lifecycle.pid_path().exists()
+    assert not Path(lifecycle.pid_path()).exists()
     assert lifecycle.UNCLEAN_MESSAGE in env.log_text()
 
-    lifecycle.pid_path().write_text(json.dumps({"pid": dead_proc.pid, "port": env.port}))
+    Path(lifecycle.pid_path()).write_text(json.dumps({"pid": dead_proc.pid, "port": env.port}))
     status = env.cli("worker", "status")
     assert "not running" in status.stdout
     pid = env.start()
@@ -222,7 +222,7 @@ def test_port_taken_by_another_program(env: Env) -> None:
         assert "CLAUDE_MEM_WORKER_PORT" in message
         start = env.cli("worker", "start")
         assert start.returncode == 1
-    assert not lifecycle.pid_path().exists()
+    assert not Path(lifecycle.pid_path()).exists()
     assert worker_pids(env.data_dir) == []
 
 
@@ -293,7 +293,7 @@ def test_instance_lock_is_exclusive(data_dir: Path) -> None:
 
 
 def test_spawn_lock_waits_and_breaks_only_stale_locks(data_dir: Path) -> None:
-    path = lifecycle.spawn_lock_path()
+    path = Path(lifecycle.spawn_lock_path())
     with lifecycle.spawn_lock(timeout=1):
         assert json.loads(path.read_text())["pid"] == os.getpid()
         began = time.monotonic()
@@ -334,11 +334,13 @@ def test_stop_kills_a_worker_that_ignores_sigterm(data_dir: Path) -> None:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "ready"
         start_time = lifecycle.process_start_time(proc.pid)
-        lifecycle.pid_path().parent.mkdir(parents=True)
-        lifecycle.pid_path().write_text(json.dumps({"pid": proc.pid, "start_time": start_time}))
+        Path(lifecycle.pid_path()).parent.mkdir(parents=True)
+        Path(lifecycle.pid_path()).write_text(
+            json.dumps({"pid": proc.pid, "start_time": start_time})
+        )
         assert lifecycle.stop(timeout=0.3) is True
         assert exited(proc.pid)  # it ignored SIGTERM and would have slept on: the kill ended it
-        assert not lifecycle.pid_path().exists()
+        assert not Path(lifecycle.pid_path()).exists()
         assert "did not stop in time" in "".join(p.read_text() for p in log.log_files())
     finally:
         if proc.poll() is None:
@@ -353,8 +355,8 @@ def test_shutdown_route_stops_the_worker_cleanly(env: Env) -> None:
     response = request("POST", "/api/admin/shutdown", port=env.port, token=read_token())
     assert response.status == 200
     assert wait_until(lambda: exited(pid), timeout=10)
-    assert wait_until(lambda: not lifecycle.pid_path().exists(), timeout=2)
-    assert lifecycle.clean_shutdown_path().exists()
+    assert wait_until(lambda: not Path(lifecycle.pid_path()).exists(), timeout=2)
+    assert Path(lifecycle.clean_shutdown_path()).exists()
 
 
 def test_ensure_running_reports_an_unusable_data_dir_without_raising(
@@ -400,7 +402,7 @@ def test_stop_is_prompt_with_an_event_stream_open(env: Env) -> None:
         assert exited(pid)
     finally:
         stream.close()
-    stderr = lifecycle.stderr_log_path()
+    stderr = Path(lifecycle.stderr_log_path())
     errors = stderr.read_text() if stderr.exists() else ""
     assert "Traceback" not in errors
     # The open stream did not hold the shutdown until uvicorn's graceful timeout cancelled it.

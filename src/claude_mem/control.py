@@ -11,11 +11,10 @@ Stdlib only and one small file read: hooks check it on every event, and so does 
 
 from __future__ import annotations
 
-import json
-import os
 import time
 
-from claude_mem import paths
+from claude_mem import locations
+from claude_mem.hooks import jsonio
 
 TYPE_CHECKING = False  # `typing` costs milliseconds in a hook; annotations are strings anyway
 if TYPE_CHECKING:
@@ -33,14 +32,14 @@ MODES = ("normal", "recall-only", "capture-only")
 
 
 def _path() -> str:
-    return os.path.join(paths.state_dir(), PAUSES)
+    return locations.state_file(PAUSES)
 
 
 def pauses() -> Pauses:
     """{"all": {"at", "reason"} or None, "sessions": {host session id: {"at", "reason"}}}."""
     try:
         with open(_path(), "rb") as handle:
-            data = json.loads(handle.read())
+            data = jsonio.loads(handle.read())
     except (OSError, ValueError):
         data = {}
     if not isinstance(data, dict):
@@ -53,7 +52,9 @@ def pauses() -> Pauses:
 
 
 def _save(state: Pauses) -> None:
-    paths.write_private_file(paths.state_dir() / PAUSES, json.dumps(state, indent=1) + "\n")
+    import json  # noqa: PLC0415 - indented output is json's (and this runs on #nomem only)
+
+    locations.write_private_file(_path(), json.dumps(state, indent=1) + "\n")
 
 
 def _sessions(state: Pauses) -> dict[str, object]:

@@ -6,9 +6,15 @@ closed: an unclosed tag hides the rest of the text. Every scan is linear-time be
 input is untrusted and the hook runs on the user's critical path.
 """
 
-import functools
-import re
-from collections.abc import Iterator
+from __future__ import annotations
+
+# `re` is imported where a rule first runs: text with no '<' and no trigger word (see
+# _TRIGGER_WORDS), most of what a hook sees, needs no pattern, and `re` (with the `enum` and
+# `functools` it imports) costs a hook process more than its work.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Iterator
 
 __all__ = [
     "MEMORY_TAGS",
@@ -45,8 +51,19 @@ _PROTOCOL_MAX_CHARS = 256 * 1024
 # cost each hook more than the cleaning.
 
 
-@functools.cache
+_TAG_PATTERNS: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
 def _tag_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    found = _TAG_PATTERNS.get(names)
+    if found is None:
+        found = _TAG_PATTERNS[names] = _compile_tag_pattern(names)
+    return found
+
+
+def _compile_tag_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    import re  # noqa: PLC0415 - see the note at the top
+
     # Group 1: name of a closing tag. Group 2: name of an opening tag; group 3 is set when that
     # opener is a bare `<name>`, otherwise attributes follow and the tag runs to the next '>'.
     # Only literals and a possessive `\s*+`, so the engine never backtracks across the text.
@@ -132,9 +149,19 @@ def is_fully_private(text: str) -> bool:
     return bool(text) and not text.isspace() and not strip_tags(text)
 
 
-@functools.cache
+_PROTOCOL_PATTERNS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {}
+
+
 def _protocol_patterns() -> dict[str, tuple[re.Pattern[str], re.Pattern[str]]]:
     """Each protocol tag's (opener, any tag of that name)."""
+    if not _PROTOCOL_PATTERNS:
+        _PROTOCOL_PATTERNS.update(_compile_protocol_patterns())
+    return _PROTOCOL_PATTERNS
+
+
+def _compile_protocol_patterns() -> dict[str, tuple[re.Pattern[str], re.Pattern[str]]]:
+    import re  # noqa: PLC0415 - see the note at the top
+
     return {
         name: (
             re.compile(rf"<{re.escape(name)}(?:(>)|(?=\s))"),
@@ -156,10 +183,11 @@ def is_protocol_payload(text: str) -> bool:
     if not body.endswith(">"):
         return False
     head = body[:-1].rstrip()
-    for name, (opener, any_tag) in _protocol_patterns().items():
+    for name in PROTOCOL_TAGS:
         closer = "</" + name
         if not head.endswith(closer):
             continue
+        opener, any_tag = _protocol_patterns()[name]
         close_start = len(head) - len(closer)
         m = opener.match(body)
         if m is None:
@@ -200,12 +228,19 @@ _TOKEN_SOURCES: tuple[tuple[str, str], ...] = (
 )
 
 
-@functools.cache
+_RULES: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {}
+
+
 def _token_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
-    """Compiled on first use: most text never needs them (see _TRIGGER)."""
-    return tuple(
-        (re.compile(p, re.DOTALL | re.ASCII), f"[REDACTED:{k}]") for p, k in _TOKEN_SOURCES
-    )
+    """Compiled on first use: most text never needs them (see _TRIGGER_WORDS)."""
+    found = _RULES.get("token")
+    if found is None:
+        import re  # noqa: PLC0415 - see the note at the top
+
+        found = _RULES["token"] = tuple(
+            (re.compile(p, re.DOTALL | re.ASCII), f"[REDACTED:{k}]") for p, k in _TOKEN_SOURCES
+        )
+    return found
 
 
 # Only the password of `scheme://user:password@host`; it runs to the last '@' of the authority.
@@ -243,10 +278,16 @@ _FOLDED_SOURCES: tuple[tuple[str, str], ...] = (
 )
 
 
-@functools.cache
 def _folded_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
-    """Compiled on first use: most text never needs them (see _TRIGGER)."""
-    return tuple((re.compile(p), f"[REDACTED:{k}]") for p, k in _FOLDED_SOURCES)
+    """Compiled on first use: most text never needs them (see _TRIGGER_WORDS)."""
+    found = _RULES.get("folded")
+    if found is None:
+        import re  # noqa: PLC0415 - see the note at the top
+
+        found = _RULES["folded"] = tuple(
+            (re.compile(p), f"[REDACTED:{k}]") for p, k in _FOLDED_SOURCES
+        )
+    return found
 
 
 # A dict key that names a secret hides its whole scalar value, the structured twin of the
@@ -277,6 +318,8 @@ def _folded_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def _redact_once(text: str) -> str:
+    import re  # noqa: PLC0415 - see the note at the top
+
     for pattern, marker in _token_rules():
         text = pattern.sub(marker, text)
     text = re.sub(_URL_PASSWORD, _URL_PASSWORD_REPL, text)
@@ -294,12 +337,18 @@ def _redact_once(text: str) -> str:
     return "".join(parts)
 
 
-# Every rule above needs one of these (lowercased) literals; text without any is returned at
-# once. Most text has none, and one search is far cheaper than running each rule.
-_TRIGGER = (
-    r"-----begin|eyj|sk-|gh[pousr]_|github_pat_|akia|asia|xox|aiza|://|authorization|bearer"
-    r"|passw|pwd|secret|token|api[_-]?key|private[_-]?key"
-)
+# Every rule above (and _SECRET_KEY below) needs one of these lowercased literals; text
+# without any is returned at once, without a pattern. Most text has none.
+_TRIGGER_WORDS: tuple[str, ...] = (
+    "-----begin", "eyj", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "akia",
+    "asia", "xox", "aiza", "://", "authorization", "bearer", "passw", "pwd", "secret", "token",
+    "apikey", "api_key", "api-key", "privatekey", "private_key", "private-key",
+)  # fmt: skip
+
+
+def _triggered(folded: str) -> bool:
+    """Whether lowercased text holds a trigger word: False means no secret rule can match."""
+    return any(word in folded for word in _TRIGGER_WORDS)
 
 
 def redact_secrets(text: str) -> str:
@@ -308,7 +357,7 @@ def redact_secrets(text: str) -> str:
     Keys and separators stay (`DB_PASSWORD=[REDACTED:password]`) so the record still reads
     naturally. A replacement can splice text into a new match, so this repeats until stable.
     """
-    if re.search(_TRIGGER, text.lower()) is None:
+    if not _triggered(text.lower()):
         return text
     for _ in range(_MAX_PASSES):
         redacted = _redact_once(text)
@@ -346,9 +395,14 @@ def _secret_marker(key: object, value: object) -> str | None:
         return None
     if not isinstance(value, (str, int, float)) or value == "":
         return None
+    folded = key.lower()
+    if not _triggered(folded):  # no secret name ends the key (the common case: no pattern)
+        return None
+    import re  # noqa: PLC0415 - see the note at the top
+
     if re.fullmatch(_MARK, str(value)):
         return None
-    m = re.search(_SECRET_KEY, key.lower())
+    m = re.search(_SECRET_KEY, folded)
     return None if m is None else f"[REDACTED:{(m.lastgroup or '').replace('_', '-')}]"
 
 

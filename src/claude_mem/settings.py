@@ -11,17 +11,25 @@ Stdlib only: the hook path imports this.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 
-from claude_mem import paths
+# collections.abc's own source, which os has loaded already: `collections.abc` would import
+# the whole `collections` package into every hook process.
+from _collections_abc import Mapping
+
+from claude_mem import locations
+from claude_mem.hooks import jsonio
 
 TYPE_CHECKING = False  # `typing` is not imported on the hook path; mypy reads this as true
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from os import PathLike
+    from pathlib import Path
+
     from claude_mem.setting_keys import SettingKey
+
+    StrPath = str | PathLike[str]
 
 Value = str | int | bool
 LAST_GOOD_NAME = "settings.last-good.json"
@@ -420,7 +428,7 @@ _SPECS: tuple[Spec, ...] = (
 SPECS: dict[str, Spec] = {spec.key: spec for spec in _SPECS}
 # Variables read from the environment only, never settings; why each cannot be a setting.
 ENV_ONLY = {
-    paths.DATA_DIR_ENV: "decides where settings.json lives, so it cannot live inside it",
+    locations.DATA_DIR_ENV: "decides where settings.json lives, so it cannot live inside it",
     "CLAUDE_MEM_INTERNAL": "marks the claude subprocess of our own observer (claude-agent-sdk), "
     "whose hooks must record nothing; set by us, not by users",
     "CLAUDE_MEM_HOOK_TOKEN": "the hook token, set by the installer in Claude Code's settings `env` "
@@ -488,28 +496,29 @@ class Settings(Mapping[str, Value]):
         }
 
 
-def stamp(path: Path | None = None) -> tuple[int, int, int] | None:
+def stamp(path: StrPath | None = None) -> tuple[int, int, int] | None:
     """What tells settings.json changed (mtime, size, inode), for one stat; None if missing."""
     try:
-        found = os.stat(path or paths.settings_path())
+        found = os.stat(path or locations.settings_path())
     except OSError:
         return None
     return found.st_mtime_ns, found.st_size, found.st_ino
 
 
-def last_good_path(path: Path | None = None) -> Path:
+def last_good_path(path: StrPath | None = None) -> str:
     """The copy of the last valid settings.json, in the state/ folder beside it."""
-    return (path or paths.settings_path()).parent / "state" / LAST_GOOD_NAME
+    folder = os.path.dirname(os.fspath(path or locations.settings_path()))
+    return os.path.join(folder, "state", LAST_GOOD_NAME)
 
 
-def shown_path(path: Path) -> str:
+def shown_path(path: StrPath) -> str:
     """`path` as people write it: the home folder as `~`."""
     home = os.path.expanduser("~")
-    text = str(path)
+    text = os.fspath(path)
     return "~" + text[len(home) :] if home != "/" and text.startswith(home + os.sep) else text
 
 
-def _read(path: Path) -> tuple[bytes, os.stat_result] | None:
+def _read(path: StrPath) -> tuple[bytes, os.stat_result] | None:
     """The file's bytes and the identity of what was read (its fstat); None if it is missing."""
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -529,13 +538,17 @@ def _read(path: Path) -> tuple[bytes, os.stat_result] | None:
     return b"".join(chunks), stamp
 
 
-def _decode(raw: bytes, path: Path) -> dict[str, object]:
+def _decode(raw: bytes, path: StrPath) -> dict[str, object]:
     """The settings object in `raw`; SettingsError saying where it is broken."""
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = jsonio.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise SettingsError(f"{shown_path(path)} is not valid JSON (not UTF-8 text)") from None
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:
+        import json  # noqa: PLC0415 - the error path: json's own error says where
+
+        if not isinstance(exc, json.JSONDecodeError):
+            raise
         where = f"line {exc.lineno}: {exc.msg}"
         raise SettingsError(f"{shown_path(path)} is not valid JSON ({where})") from None
     if isinstance(data, dict) and isinstance(data.get("env"), dict) and len(data) == 1:
@@ -545,10 +558,10 @@ def _decode(raw: bytes, path: Path) -> dict[str, object]:
     return data
 
 
-def read_file(path: Path | None = None) -> dict[str, object]:
+def read_file(path: StrPath | None = None) -> dict[str, object]:
     """The raw settings file as a dict; missing → {}; unreadable or not a JSON object →
     SettingsError."""
-    path = path or paths.settings_path()
+    path = path or locations.settings_path()
     found = _read(path)
     return _decode(found[0], path) if found is not None else {}
 
@@ -557,14 +570,15 @@ class _LastGood:
     """The copy of the last valid settings.json: read only when a fallback is needed, written
     only when settings.json changed since (one stat otherwise: the hook path loads settings)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: str) -> None:
         self.path = path
         self._values: dict[str, object] | None = None
 
     def values(self) -> dict[str, object]:
         if self._values is None:
             try:
-                self._values = _decode(self.path.read_bytes(), self.path)
+                with open(self.path, "rb") as handle:
+                    self._values = _decode(handle.read(), self.path)
             except (OSError, SettingsError):
                 self._values = {}
         return self._values
@@ -588,7 +602,7 @@ class _LastGood:
         except OSError:
             return
         try:
-            paths.write_private_file(self.path, raw)
+            locations.write_private_file(self.path, raw)
             os.utime(self.path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
         except OSError:  # a read-only or full disk: the copy is a safety net, never an error
             return
@@ -601,10 +615,10 @@ def _shown(value: Value) -> str:
     return format_value(value) if isinstance(value, bool) else repr(value)
 
 
-def load(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+def load(path: StrPath | None = None, environ: Mapping[str, str] | None = None) -> Settings:
     """Defaults ← file ← environment. Never raises: a broken file or a bad value falls back to
     the last valid settings (then the default) and becomes a problem."""
-    path = path or paths.settings_path()
+    path = path or locations.settings_path()
     environ = os.environ if environ is None else environ
     last_good = _LastGood(last_good_path(path))
     problems: list[str] = []
@@ -652,12 +666,12 @@ def unknown_key(key: str) -> str:
     return f"{key}: unknown setting; known settings are {', '.join(sorted(SPECS))}"
 
 
-def save(changes: Mapping[str, object], path: Path | None = None) -> dict[str, Value]:
+def save(changes: Mapping[str, object], path: StrPath | None = None) -> dict[str, Value]:
     """Validate `changes` and write them into the file atomically, keeping every other key.
 
     All-or-nothing: one invalid value raises SettingsError and nothing is written.
     """
-    path = path or paths.settings_path()
+    path = path or locations.settings_path()
     parsed: dict[str, Value] = {}
     for key, raw in changes.items():
         spec = SPECS.get(key)
@@ -669,14 +683,23 @@ def save(changes: Mapping[str, object], path: Path | None = None) -> dict[str, V
     except SettingsError as exc:
         raise SettingsError(f"{exc}; fix it first (nothing was changed)") from None
     current.update(parsed)
-    paths.write_private_file(path, json.dumps(current, indent=2, sort_keys=True) + "\n")
+    locations.write_private_file(path, _pretty(current))
     return parsed
 
 
-def ensure_file(path: Path | None = None) -> Path:
+def _pretty(values: Mapping[str, object]) -> str:
+    """settings.json as we write it (never on the hook path: json indents, jsonio does not)."""
+    import json  # noqa: PLC0415
+
+    return json.dumps(values, indent=2, sort_keys=True) + "\n"
+
+
+def ensure_file(path: StrPath | None = None) -> Path:
     """Create settings.json with every default (so users can see what to change) if missing."""
-    path = path or paths.settings_path()
-    if not path.exists():
+    from pathlib import Path  # noqa: PLC0415 - the CLI's; the hook path never calls this
+
+    found = Path(path or locations.settings_path())
+    if not found.exists():
         defaults = {key: spec.default for key, spec in SPECS.items()}
-        paths.write_private_file(path, json.dumps(defaults, indent=2, sort_keys=True) + "\n")
-    return path
+        locations.write_private_file(found, _pretty(defaults))
+    return found

@@ -187,7 +187,7 @@ def _start_worker() -> Worker:
     info = found or lifecycle.ensure_running(wait_s=START_WAIT_S)
     if info is None:
         host, port = lifecycle.address()
-        said = _tail(lifecycle.stderr_log_path())  # the scratch folder goes: quote it here
+        said = _tail(Path(lifecycle.stderr_log_path()))  # the scratch folder goes: quote it here
         raise DemoError(
             f"the worker could not start on {host}:{port} (is the port taken? try another "
             "--port)" + (f". It said:\n{said}" if said else "; it left no message.")

@@ -7,9 +7,8 @@ socket. Handlers never raise for bad input; the runner catches anything unexpect
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 from claude_mem.hooks.event import HookEvent, HookResult
+from claude_mem.hooks.percent import quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # never true at run time: `typing` stays out of the hook process
@@ -76,10 +75,10 @@ def session_start(event: HookEvent, ctx: Context) -> HookResult:
     text = terminal = None
     worker = ctx.worker
     if worker.ensure_started(worker.timeout):
-        where = quote(event.cwd or "", safe="")
+        where = quote(event.cwd or "")
         if event.session_id:  # what the session is given is not injected again later
-            where += f"&session={quote(event.session_id, safe='')}"
-            where += f"&platform={quote(event.platform, safe='')}"
+            where += f"&session={quote(event.session_id)}"
+            where += f"&platform={quote(event.platform)}"
         answer = _json(worker.call("GET", f"/api/context/session-start?cwd={where}"))
         text = _text(answer.get("context"))
         terminal = _text(answer.get("terminal"))
@@ -204,9 +203,9 @@ def pre_read(event: HookEvent, ctx: Context) -> HookResult:
     if seen_files.seen(event.session_id, path):
         return HookResult()
     ctx.worker.timeout = min(ctx.worker.timeout, FILE_GATE_TIMEOUT_S)
-    query = f"path={quote(path, safe='')}&mtime_ms={int(info.st_mtime * 1000)}"
+    query = f"path={quote(path)}&mtime_ms={int(info.st_mtime * 1000)}"
     if event.cwd:
-        query += f"&cwd={quote(event.cwd, safe='')}"
+        query += f"&cwd={quote(event.cwd)}"
     response = ctx.worker.call("GET", f"/api/context/file?{query}")
     if response is None or response.status != 200:
         return HookResult()

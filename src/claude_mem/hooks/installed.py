@@ -8,8 +8,9 @@ installer never saw. Stdlib only and cheap (hooks import it).
 
 from __future__ import annotations
 
-import json
 import os
+
+from claude_mem.hooks import jsonio
 
 TYPE_CHECKING = False  # `typing` costs milliseconds in a hook; annotations are strings anyway
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def events_in(path: str) -> set[str]:
     hook route (none if unreadable)."""
     try:
         with open(path, "rb") as handle:
-            doc = json.loads(handle.read(MAX_CONFIG_BYTES).decode("utf-8-sig", "replace"))
+            doc = jsonio.loads(handle.read(MAX_CONFIG_BYTES).decode("utf-8-sig", "replace"))
     except (OSError, ValueError, RecursionError):
         return set()
     table = doc.get("hooks") if isinstance(doc, dict) else None
@@ -101,7 +102,7 @@ def events_in(path: str) -> set[str]:
 
 
 def _holds_ours(entries: object) -> bool:
-    text = json.dumps(entries).replace("\\\\", "/")
+    text = jsonio.dumps(entries).replace("\\\\", "/")
     return MARKER in text or HTTP_MARKER in text
 
 

@@ -8,11 +8,11 @@ this host shows a hook's stderr without blocking anything (adapter.LOUD).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from time import monotonic
 
+from claude_mem.hooks import jsonio
 from claude_mem.hooks.adapters import PLATFORMS, load
 
 TYPE_CHECKING = False
@@ -40,7 +40,7 @@ def _say(line: str) -> None:
 
 def _emit(out: dict[str, object]) -> None:
     try:
-        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.write(jsonio.dumps(out) + "\n")
         sys.stdout.flush()
     except (OSError, ValueError):
         pass  # the host stopped listening
@@ -104,7 +104,7 @@ def parse(raw: bytes) -> dict[str, object] | str:
     """
     text = raw.decode("utf-8", "replace").lstrip("\ufeff")
     try:
-        payload = json.loads(text, strict=False)
+        payload = jsonio.loads(text, strict=False)
     except (ValueError, RecursionError):
         return "not valid JSON"
     return payload if isinstance(payload, dict) else "not a JSON object"

@@ -7,11 +7,10 @@ sessions are kept. Two parallel Reads of one file may both annotate it: harmless
 
 from __future__ import annotations
 
-import json
-import os
 import time
 
-from claude_mem import paths
+from claude_mem import locations
+from claude_mem.hooks import jsonio
 
 NAME = "file-gate.json"
 MAX_SESSIONS = 100
@@ -20,8 +19,8 @@ MAX_FILES = 2000  # per session
 
 def _read() -> dict[str, object]:
     try:
-        with open(os.path.join(paths.state_dir(), NAME), "rb") as handle:
-            data = json.loads(handle.read())
+        with open(locations.state_file(NAME), "rb") as handle:
+            data = jsonio.loads(handle.read())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -45,7 +44,7 @@ def remember(session_id: str, path: str) -> bool:
     for key in list(data)[: max(0, len(data) - MAX_SESSIONS)]:
         del data[key]
     try:
-        paths.write_private_file(paths.state_dir() / NAME, json.dumps(data) + "\n")
+        locations.write_private_file(locations.state_file(NAME), jsonio.dumps(data) + "\n")
     except OSError:
         return False
     return True

@@ -13,12 +13,12 @@ Stdlib only: the hook path imports this module (on the failure path only).
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
 
-from claude_mem import paths
+from claude_mem import locations
+from claude_mem.hooks import jsonio
 
 NAME = "spool.jsonl"
 CLAIMED = "spool.claimed.jsonl"  # the worker's: renamed before ingest, deleted after
@@ -38,15 +38,15 @@ _APPEND = (
 
 
 def spool_path() -> str:
-    return os.path.join(paths.data_dir(), NAME)
+    return os.path.join(locations.data_dir(), NAME)
 
 
 def claimed_path() -> str:
-    return os.path.join(paths.data_dir(), CLAIMED)
+    return os.path.join(locations.data_dir(), CLAIMED)
 
 
 def state_path() -> str:
-    return os.path.join(paths.state_dir(), STATE)
+    return locations.state_file(STATE)
 
 
 def wanted(method: str, path: str) -> bool:
@@ -58,17 +58,17 @@ def append(method: str, path: str, body: bytes, max_bytes: int) -> str | None:
     """Spool one request; None when it was kept, else one line saying why it was not (the
     first drop since the worker last emptied the spool gets a line; later drops only count)."""
     try:
-        payload = json.loads(body)
+        payload = jsonio.loads(body)
     except ValueError:
         return None  # never produced by our handlers: nothing worth keeping
-    line = json.dumps(
+    line = jsonio.dumps(
         {"v": VERSION, "at": int(time.time() * 1000), "method": method, "path": path,
          "body": payload},
         ensure_ascii=False, separators=(",", ":"),
     ).encode("utf-8", "replace") + b"\n"  # fmt: skip
     try:
-        paths.ensure_data_dir()
-        fd = os.open(spool_path(), _APPEND, paths.FILE_MODE)
+        locations.ensure_data_dir()
+        fd = os.open(spool_path(), _APPEND, locations.FILE_MODE)
     except (OSError, ValueError):
         return _dropped("the spool file cannot be opened")
     try:
@@ -103,7 +103,7 @@ def _dropped(why: str) -> str | None:
 def write_state(state: dict[str, object]) -> bool:
     """Replace the drop counter; False when it cannot be written (never raises)."""
     try:
-        paths.write_private_file(paths.state_dir() / STATE, json.dumps(state) + "\n")
+        locations.write_private_file(state_path(), jsonio.dumps(state) + "\n")
     except OSError:
         return False
     return True
@@ -113,7 +113,7 @@ def read_state() -> dict[str, object]:
     """The drop counter: {"dropped": n, "last_reason": ..., "last_at": ...} or {}."""
     try:
         with open(state_path(), "rb") as handle:
-            data = json.loads(handle.read())
+            data = jsonio.loads(handle.read())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

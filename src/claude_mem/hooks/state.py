@@ -5,16 +5,17 @@
 - `capture-broken`: left when a host ran us without a payload, reported by the next session
   start (the hook that notices cannot tell anyone: nothing reads its output).
 
-Every write is atomic (paths.write_private_file); a concurrent hook can at worst miscount by one.
+Every write is atomic (locations.write_private_file); a concurrent hook can at worst miscount
+by one.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
-from claude_mem import paths
+from claude_mem import locations
+from claude_mem.hooks import jsonio
 
 FAILURES = "hook-failures.json"
 CAPTURE_BROKEN = "capture-broken"
@@ -23,13 +24,13 @@ START_BACKOFF_S = 60.0  # once clearly broken, try starting the worker at most t
 
 
 def _path(name: str) -> str:
-    return os.path.join(paths.state_dir(), name)
+    return locations.state_file(name)
 
 
 def _read(name: str) -> dict[str, object]:
     try:
         with open(_path(name), "rb") as handle:
-            data = json.loads(handle.read())
+            data = jsonio.loads(handle.read())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -37,7 +38,7 @@ def _read(name: str) -> dict[str, object]:
 
 def _write(name: str, data: dict[str, object]) -> bool:
     try:
-        paths.write_private_file(paths.state_dir() / name, json.dumps(data) + "\n")
+        locations.write_private_file(_path(name), jsonio.dumps(data) + "\n")
     except OSError:
         return False  # a full disk must not break the hook
     return True

@@ -9,10 +9,10 @@ Codex rollouts (`{"payload": {"role": "assistant", "content": [...]}}`) and plai
 
 from __future__ import annotations
 
-import json
 import os
 
-from claude_mem.paths import open_regular
+from claude_mem.hooks import jsonio
+from claude_mem.locations import open_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def last_assistant_text(path: str, limit: int = MAX_BYTES) -> str | None:
             if b"assistant" not in line:
                 continue
             try:
-                text = _assistant_text(json.loads(line))
+                text = _assistant_text(jsonio.loads(line))
             except ValueError:
                 continue
             if text:

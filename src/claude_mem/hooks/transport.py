@@ -14,9 +14,9 @@ configured port, this data dir's worker listens elsewhere, and only the pid file
 
 from __future__ import annotations
 
-import json
 from time import monotonic, sleep
 
+from claude_mem.hooks import jsonio
 from claude_mem.worker.client import Response, WorkerUnavailable, request, snippet
 from claude_mem.worker.pidfile import recorded_port
 from claude_mem.worker.token import HEADER, read_token
@@ -69,7 +69,7 @@ class Worker:
         """Send one request; the answer, or None once the worker counts as unreachable."""
         body = None
         if payload is not None:
-            body = json.dumps(payload, ensure_ascii=False).encode("utf-8", "replace")
+            body = jsonio.dumps(payload, ensure_ascii=False).encode("utf-8", "replace")
         response, error = self._send(method, path, body)
         if error is not None and not self._recovered:
             self._recovered = True

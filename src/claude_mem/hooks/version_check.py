@@ -11,10 +11,10 @@ The installer still records its version in the data dir (`install-version`), for
 
 from __future__ import annotations
 
-import json
+import os
 
-from claude_mem import __version__, paths
-from claude_mem.hooks import installed
+from claude_mem import __version__, locations
+from claude_mem.hooks import installed, jsonio
 from claude_mem.hooks.installed import REGISTER
 
 MARKER = "install-version"
@@ -23,7 +23,7 @@ HINT_STATE = "version-hint.json"
 
 def write_install_marker(version: str = __version__) -> None:
     """Record which version last ran the installer (the installer and the demo call this)."""
-    paths.write_private_file(paths.data_dir() / MARKER, version + "\n")
+    locations.write_private_file(os.path.join(locations.data_dir(), MARKER), version + "\n")
 
 
 def hint(platform: str, cwd: str | None) -> str | None:
@@ -45,14 +45,16 @@ def hint_once(platform: str, cwd: str | None) -> str | None:
     line = hint(platform, cwd)
     if line is None:
         return None
-    state = paths.state_dir() / HINT_STATE
+    state = locations.state_file(HINT_STATE)
     try:
-        if json.loads(state.read_bytes()).get("shown") == line:
+        with open(state, "rb") as handle:
+            shown = jsonio.loads(handle.read()).get("shown")
+        if shown == line:
             return None
     except (OSError, ValueError, AttributeError):
         pass
     try:
-        paths.write_private_file(state, json.dumps({"shown": line}) + "\n")
+        locations.write_private_file(state, jsonio.dumps({"shown": line}) + "\n")
     except OSError:
         return None  # cannot remember it: better silent than nagging every session
     return line

@@ -24,9 +24,9 @@ class Response:
         self.body = body
 
     def json(self) -> object:
-        import json  # noqa: PLC0415 - only callers that decode pay for it
+        from claude_mem.hooks import jsonio  # noqa: PLC0415 - only callers that decode pay
 
-        return json.loads(self.body)
+        return jsonio.loads(self.body)
 
 
 SNIPPET_CHARS = 120

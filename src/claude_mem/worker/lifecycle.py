@@ -15,12 +15,12 @@ Stdlib only and cheap to import: hooks call ensure_running() on demand.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
-from claude_mem import __version__, paths
+from claude_mem import __version__, locations
+from claude_mem.hooks import jsonio
 from claude_mem.settings import load as load_settings
 from claude_mem.worker.client import WorkerUnavailable, request, snippet
 
@@ -30,7 +30,6 @@ from claude_mem.worker.pidfile import read_pid_info as read_pid_info  # noqa: PL
 
 TYPE_CHECKING = False  # importing `typing` shows in a hook; annotations are strings anyway
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
 
     from claude_mem.settings import Settings
@@ -45,20 +44,20 @@ UNCLEAN_MESSAGE = "previous worker did not shut down cleanly"
 _spawned: list[int] = []
 
 
-def lock_path() -> Path:
-    return paths.data_dir() / "worker.lock"
+def lock_path() -> str:
+    return os.path.join(locations.data_dir(), "worker.lock")
 
 
-def spawn_lock_path() -> Path:
-    return paths.data_dir() / "spawn.lock"
+def spawn_lock_path() -> str:
+    return os.path.join(locations.data_dir(), "spawn.lock")
 
 
-def clean_shutdown_path() -> Path:
-    return paths.data_dir() / ".worker-clean-shutdown"
+def clean_shutdown_path() -> str:
+    return os.path.join(locations.data_dir(), ".worker-clean-shutdown")
 
 
-def stderr_log_path() -> Path:
-    return paths.logs_dir() / "worker-stderr.log"
+def stderr_log_path() -> str:
+    return os.path.join(locations.logs_dir(), "worker-stderr.log")
 
 
 class WorkerInfo:
@@ -153,7 +152,7 @@ def write_pid_info(port: int) -> dict[str, Any]:
         "start_time": process_start_time(pid),
         "started_at": time.time(),
     }
-    paths.write_private_file(pid_path(), json.dumps(info) + "\n")
+    locations.write_private_file(pid_path(), jsonio.dumps(info) + "\n")
     return info
 
 
@@ -161,7 +160,7 @@ def remove_pid_file(pid: int | None = None) -> None:
     """Remove the pid file only if it still names `pid` (default: this process)."""
     info = read_pid_info()
     if info is not None and info["pid"] == (pid or os.getpid()):
-        pid_path().unlink(missing_ok=True)
+        _unlink(pid_path())
 
 
 def pid_alive_and_ours(info: dict[str, Any]) -> bool:
@@ -194,6 +193,14 @@ def note_unclean_exit(info: dict[str, Any]) -> None:
     )
 
 
+def _unlink(path: str) -> None:
+    """Remove `path` if it is there (Path.unlink(missing_ok=True) without pathlib)."""
+    try:  # noqa: SIM105 - contextlib is more import than the hook path should pay
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
 def clear_stale_pid_file() -> bool:
     """Remove a pid file whose process is dead or recycled; True if one was removed.
 
@@ -201,25 +208,25 @@ def clear_stale_pid_file() -> bool:
     was killed): that is logged here unless the clean-shutdown marker says otherwise.
     """
     path = pid_path()
-    if not path.exists():
+    if not os.path.exists(path):
         return False
     info = read_pid_info()
     if info is not None and pid_alive_and_ours(info):
         return False
-    path.unlink(missing_ok=True)
-    if info is not None and not clean_shutdown_path().exists():
+    _unlink(path)
+    if info is not None and not os.path.exists(clean_shutdown_path()):
         note_unclean_exit(info)
     return True
 
 
 def mark_clean_shutdown() -> None:
-    paths.write_private_file(clean_shutdown_path(), f"{time.time()}\n")
+    locations.write_private_file(clean_shutdown_path(), f"{time.time()}\n")
 
 
 def consume_clean_shutdown() -> bool:
     """Remove the clean-shutdown marker; True if the previous worker had left it."""
     try:
-        clean_shutdown_path().unlink()
+        os.unlink(clean_shutdown_path())
     except FileNotFoundError:
         return False
     return True
@@ -235,8 +242,8 @@ def acquire_instance_lock(wait_s: float = 0.0) -> int | None:
     """
     import fcntl  # noqa: PLC0415 - POSIX only; keeps the module importable elsewhere
 
-    paths.ensure_data_dir()
-    fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, paths.FILE_MODE)
+    locations.ensure_data_dir()
+    fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, locations.FILE_MODE)
     deadline = time.monotonic() + wait_s
     while True:
         try:
@@ -270,17 +277,18 @@ class SpawnLockTimeout(TimeoutError):
     """Another launcher held the spawn lock for longer than we were willing to wait."""
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: str) -> Any:
     try:
-        return json.loads(path.read_bytes())
+        with open(path, "rb") as handle:
+            return jsonio.loads(handle.read())
     except (OSError, ValueError):
         return None
 
 
-def _break_stale_spawn_lock(path: Path) -> bool:
+def _break_stale_spawn_lock(path: str) -> bool:
     """Remove the spawn lock if its owner is dead or it is too old; True if it is gone."""
     try:
-        age = time.time() - path.stat().st_mtime
+        age = time.time() - os.stat(path).st_mtime
     except FileNotFoundError:
         return True
     holder = _read_json(path)
@@ -290,7 +298,8 @@ def _break_stale_spawn_lock(path: Path) -> bool:
         return False
     # Rename, then check what we took: if a fresh lock had replaced the stale one in between,
     # put it back (link fails if yet another exists), so a live owner never loses its lock.
-    grave = path.with_name(f".{path.name}.{os.getpid()}.stale")
+    folder, name = os.path.split(path)
+    grave = os.path.join(folder, f".{name}.{os.getpid()}.stale")
     try:
         os.rename(path, grave)
     except FileNotFoundError:
@@ -301,7 +310,7 @@ def _break_stale_spawn_lock(path: Path) -> bool:
             os.link(grave, path)
     except OSError:
         restore = False  # yet another lock exists by now: that one stands
-    grave.unlink(missing_ok=True)
+    _unlink(grave)
     return not restore
 
 
@@ -314,12 +323,12 @@ class spawn_lock:
 
     def __enter__(self) -> spawn_lock:
         path = spawn_lock_path()
-        paths.ensure_data_dir()
+        locations.ensure_data_dir()
         deadline = time.monotonic() + self.timeout
         owner = {"pid": os.getpid(), "created_at": time.time()}
         while True:
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.FILE_MODE)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, locations.FILE_MODE)
             except FileExistsError:
                 if _break_stale_spawn_lock(path):
                     continue
@@ -328,7 +337,7 @@ class spawn_lock:
                 time.sleep(POLL_S)
                 continue
             try:
-                os.write(fd, json.dumps(owner).encode())
+                os.write(fd, jsonio.dumps(owner).encode())
             finally:
                 os.close(fd)
             self.owner = owner
@@ -337,7 +346,7 @@ class spawn_lock:
     def __exit__(self, *exc_info: object) -> None:
         path = spawn_lock_path()
         if self.owner is not None and _read_json(path) == self.owner:
-            path.unlink(missing_ok=True)
+            _unlink(path)
         self.owner = None
 
 
@@ -354,7 +363,7 @@ def _knock(port: int, timeout: float, host: str) -> tuple[dict[str, Any] | None,
             return None, None
         return None, f"no HTTP answer: {exc.__cause__ or exc}"
     try:
-        data = json.loads(response.body) if response.status == 200 else None
+        data = jsonio.loads(response.body) if response.status == 200 else None
     except ValueError:
         data = None
     if isinstance(data, dict) and isinstance(data.get("pid"), int) and "version" in data:
@@ -371,7 +380,7 @@ def is_ours(health: dict[str, Any]) -> bool:
     """Whether the worker that gave this /api/health answer serves this data dir."""
     ident = health.get("data_dir_id")
     if isinstance(ident, str):
-        return ident == paths.data_dir_id()
+        return ident == locations.data_dir_id()
     info = read_pid_info()  # a worker too old to say: ours only if our pid file names it
     return info is not None and info["pid"] == health.get("pid")
 
@@ -388,7 +397,7 @@ def serving_dir(worker: WorkerInfo) -> str | None:
         where = os.readlink(f"/proc/{worker.pid}/cwd")
     except OSError:
         return None
-    return where if paths.data_dir_id(where) == worker.health.get("data_dir_id") else None
+    return where if locations.data_dir_id(where) == worker.health.get("data_dir_id") else None
 
 
 class Lookup:
@@ -426,7 +435,7 @@ def foreign_line(worker: WorkerInfo) -> str:
     )
     return (
         f"port {worker.port} is served by the claude-mem worker for {theirs} "
-        f"(pid {worker.pid}), not for {paths.data_dir()}"
+        f"(pid {worker.pid}), not for {locations.data_dir()}"
     )
 
 
@@ -464,8 +473,8 @@ def _spawn(host: str, port: int) -> int:
     subprocess.
     """
     log_file = stderr_log_path()
-    paths.ensure_dir(log_file.parent)
-    err = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, paths.FILE_MODE)
+    locations.ensure_dir(os.path.dirname(log_file))
+    err = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, locations.FILE_MODE)
     try:
         if os.fstat(err).st_size > STDERR_LOG_MAX_BYTES:
             os.ftruncate(err, 0)
@@ -558,8 +567,8 @@ def ensure_running(settings: Settings | None = None, *, wait_s: float = 5.0) -> 
 RESTART_MEMORY_S = 600.0
 
 
-def restart_marker_path() -> Path:
-    return paths.state_dir() / "version-restart.json"
+def restart_marker_path() -> str:
+    return locations.state_file("version-restart.json")
 
 
 def _should_replace(health: dict[str, Any]) -> bool:
@@ -580,7 +589,7 @@ def _should_replace(health: dict[str, Any]) -> bool:
     ):
         return False
     record = {"from": running, "to": __version__, "at": time.time()}
-    paths.write_private_file(restart_marker_path(), json.dumps(record))
+    locations.write_private_file(restart_marker_path(), jsonio.dumps(record))
     from claude_mem import log  # noqa: PLC0415
 
     log.info("worker", "restarting an older worker once", running=running, installed=__version__)

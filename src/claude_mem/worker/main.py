@@ -114,7 +114,8 @@ def _run_locked(host: str, port: int) -> int:
     if previous is not None:
         if not clean:
             lifecycle.note_unclean_exit(previous)
-        lifecycle.pid_path().unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lifecycle.pid_path())
     try:
         sock = _bind_own(host, port)
     except OSError as exc:

@@ -6,24 +6,25 @@ dir's worker gets its own worker on another port, and only its pid file knows wh
 
 from __future__ import annotations
 
-import json
+import os
 
-from claude_mem import paths
+from claude_mem import locations
+from claude_mem.hooks import jsonio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
 
 
-def pid_path() -> Path:
-    return paths.data_dir() / "worker.pid"
+def pid_path() -> str:
+    return os.path.join(locations.data_dir(), "worker.pid")
 
 
 def read_pid_info() -> dict[str, Any] | None:
     """The pid file's contents, or None if it is missing or unreadable."""
     try:
-        data = json.loads(pid_path().read_bytes())
+        with open(pid_path(), "rb") as handle:
+            data = jsonio.loads(handle.read())
     except (OSError, ValueError):
         return None
     pid = data.get("pid") if isinstance(data, dict) else None

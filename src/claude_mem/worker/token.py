@@ -9,9 +9,9 @@ user, a web page doing DNS rebinding) cannot use the API. Stdlib only (hooks rea
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-from claude_mem import paths
+from claude_mem import locations
 
 HEADER = "x-claude-mem-token"
 HOOK_HEADER = "x-claude-mem-hook-token"
@@ -20,30 +20,31 @@ HOOK_HEADER = "x-claude-mem-hook-token"
 HOOK_ENV = "CLAUDE_MEM_HOOK_TOKEN"
 
 
-def token_path() -> Path:
-    return paths.data_dir() / "worker.token"
+def token_path() -> str:
+    return os.path.join(locations.data_dir(), "worker.token")
 
 
-def hook_token_path() -> Path:
-    return paths.data_dir() / "hook.token"
+def hook_token_path() -> str:
+    return os.path.join(locations.data_dir(), "hook.token")
 
 
-def _read(path: Path) -> str | None:
+def _read(path: str) -> str | None:
     try:
-        value = path.read_text().strip()
+        with open(path) as handle:
+            value = handle.read().strip()
     except OSError:
         return None
     return value or None
 
 
-def _ensure(path: Path) -> str:
+def _ensure(path: str) -> str:
     existing = _read(path)
     if existing:
         return existing
     import secrets  # noqa: PLC0415 - only the worker and installer create tokens
 
     value = secrets.token_hex(32)
-    paths.write_private_file(path, value + "\n")
+    locations.write_private_file(path, value + "\n")
     return value
 
 

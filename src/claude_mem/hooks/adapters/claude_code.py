@@ -7,9 +7,9 @@ through `hookSpecificOutput.additionalContext`; `systemMessage` is shown to the 
 
 from __future__ import annotations
 
-import json
 import os
 
+from claude_mem.hooks import jsonio
 from claude_mem.hooks.adapters.base import (
     agent_field,
     context_output,
@@ -50,7 +50,7 @@ def normalize(payload: dict[str, object], host_event: str, kind: str) -> HookEve
     response = payload.get("tool_response")
     if host_event == "PostToolUseFailure" and response is None:
         error = payload.get("error")
-        response = {"error": error if isinstance(error, str) else json.dumps(error)}
+        response = {"error": error if isinstance(error, str) else jsonio.dumps(error)}
     agent_id = agent_field(payload.get("agent_id"))
     if host_event == "SubagentStop" and agent_id is None:
         agent_id = "subagent"  # always a subagent, whatever this version sends
@@ -115,7 +115,7 @@ def _plugin_flag(path: str) -> bool | None:
     if PLUGIN.encode() not in raw:
         return None
     try:
-        plugins = json.loads(raw.decode("utf-8-sig", "replace")).get("enabledPlugins")
+        plugins = jsonio.loads(raw.decode("utf-8-sig", "replace")).get("enabledPlugins")
     except (ValueError, AttributeError):
         return None
     if not isinstance(plugins, dict):

@@ -5,9 +5,9 @@ instead), so every answer is just "continue" (and "allow" where Cursor asks for 
 
 from __future__ import annotations
 
-import json
 import os
 
+from claude_mem.hooks import jsonio
 from claude_mem.hooks.adapters.base import (
     agent_field,
     first,
@@ -43,7 +43,7 @@ def _maybe_json(value: object) -> object:
     """Cursor sends MCP arguments and results as JSON text; decode when it is JSON."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
-            return json.loads(value)
+            return jsonio.loads(value)
         except ValueError:
             return value
     return value
