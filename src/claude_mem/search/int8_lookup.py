@@ -155,14 +155,18 @@ def _rewrite_graph(graph: memoryview) -> bytes | None:
 
 def int8_lookups(model: bytes) -> bytes:
     """`model` (a serialized ONNX ModelProto) with its dequantized table lookups rewritten to
-    gather int8 rows first (module docstring); unchanged when it has none."""
+    gather int8 rows first (module docstring); unchanged when it has none, and when it does
+    not parse: ONNX Runtime then gives its own reason for refusing it."""
     out: list[bytes | memoryview] = []
     changed = False
-    for f in _fields(memoryview(model)):
-        graph = _rewrite_graph(f.payload) if f.number == _MODEL_GRAPH else None
-        if graph is None:
-            out.append(f.raw)
-        else:
-            out.append(_field(_MODEL_GRAPH, graph))
-            changed = True
+    try:
+        for f in _fields(memoryview(model)):
+            graph = _rewrite_graph(f.payload) if f.number == _MODEL_GRAPH else None
+            if graph is None:
+                out.append(f.raw)
+            else:
+                out.append(_field(_MODEL_GRAPH, graph))
+                changed = True
+    except (ValueError, IndexError):
+        return model
     return b"".join(out) if changed else model
