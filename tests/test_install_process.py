@@ -149,34 +149,36 @@ def test_paths_with_spaces(tmp_path: Path, dead: DeadPort) -> None:
     assert not settings.exists()
 
 
+def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`claude-mem ARGS` as a user runs it, in `env`."""
+    return subprocess.run(
+        [str(CLI), *args], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
 def test_install_starts_the_worker(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     port = free_port()
     env = host_env(home, port)
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(CLI), *args], env=env, capture_output=True, text=True, timeout=60, check=False
-        )
-
     try:
-        done = cli("install")
+        done = cli(env, "install")
         assert done.returncode == 0, done.stderr
         assert f"viewer http://127.0.0.1:{port}/" in done.stdout
         health = lifecycle.probe(port, 2.0)
         assert health is not None
         assert f"started the worker (pid {health['pid']}, port {port})" in done.stdout
-        again = cli("install")  # the same worker: said, but not as a start
+        again = cli(env, "install")  # the same worker: said, but not as a start
         assert again.returncode == 0, again.stderr
         assert "started the worker" not in again.stdout
         assert f"already running (pid {health['pid']}, port {port})" in again.stdout
-        done = cli("uninstall", "--keep-worker")
+        done = cli(env, "uninstall", "--keep-worker")
         assert done.returncode == 0, done.stderr
         assert lifecycle.probe(port, 2.0) is not None
         assert not (home / ".claude" / "settings.json").exists()
     finally:
-        stop = cli("worker", "stop")
+        stop = cli(env, "worker", "stop")
     assert stop.returncode == 0, stop.stderr
     assert "worker stopped" in stop.stdout
     assert lifecycle.probe(port, 0.5) is None
@@ -191,13 +193,8 @@ def test_http_hooks_follow_the_port_the_started_worker_took(
     home.mkdir()
     env = {**host_env(home, worker.port), "CLAUDE_MEM_DATA_DIR": str(tmp_path / "second")}
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(CLI), *args], env=env, capture_output=True, text=True, timeout=60, check=False
-        )
-
     try:
-        done = cli("install")
+        done = cli(env, "install")
         assert done.returncode == 0, done.stderr
         ours = json.loads((tmp_path / "second" / "worker.pid").read_text())["port"]
         assert ours != worker.port
@@ -209,5 +206,5 @@ def test_http_hooks_follow_the_port_the_started_worker_took(
         assert settings["env"]["CLAUDE_MEM_HOOK_TOKEN"] == token
         assert token != worker.state.hook_token
     finally:
-        stop = cli("worker", "stop")
+        stop = cli(env, "worker", "stop")
     assert stop.returncode == 0, stop.stderr

@@ -135,13 +135,19 @@ def state_file(name: str) -> str:
 
 
 def write_private_file(path: StrPath, data: str | bytes) -> None:
-    """Atomically replace `path` with `data`, mode 0600: readers never see half a file.
+    """Atomically replace `path` with `data`, mode 0600, in a private (0700) folder."""
+    ensure_dir(os.path.dirname(os.fspath(path)) or ".")
+    replace_file(path, data, FILE_MODE)
+
+
+def replace_file(path: StrPath, data: str | bytes, mode: int) -> None:
+    """Atomically replace `path` with `data` (UTF-8 when text), the file then `mode`: readers
+    never see half a file.
 
     The temporary file sits beside the target so the rename stays on one filesystem; on any
     failure (a full disk included) the old file is left untouched and the temporary removed.
     """
     folder, name = os.path.split(os.fspath(path))
-    ensure_dir(folder or ".")
     payload = data.encode("utf-8") if isinstance(data, str) else data
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
@@ -150,7 +156,7 @@ def write_private_file(path: StrPath, data: str | bytes) -> None:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, FILE_MODE)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:  # noqa: SIM105 - contextlib is more import than the hook path should pay

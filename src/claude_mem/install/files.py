@@ -19,12 +19,11 @@ import json
 import os
 import shutil
 import stat
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from claude_mem import paths
+from claude_mem import locations, paths
 from claude_mem.install.base import ConfigError, Doc, ShapeError, Target, TextTarget
 
 KEEP_BACKUPS = 5
@@ -170,17 +169,7 @@ def write_atomic(path: Path, text: str, *, private: bool = False) -> None:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         mode = paths.FILE_MODE if private else _default_mode()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    locations.replace_file(path, text, mode)
 
 
 def apply(change: FileChange) -> Path | None:
