@@ -111,27 +111,32 @@ def ensure_data_dir() -> str:
 
 
 def db_path() -> str:
-    return os.path.join(data_dir(), "claude-mem.db")
+    return data_file("claude-mem.db")
 
 
 def settings_path() -> str:
-    return os.path.join(data_dir(), "settings.json")
+    return data_file("settings.json")
 
 
 def logs_dir() -> str:
-    return os.path.join(data_dir(), "logs")
+    return data_file("logs")
 
 
 def backups_dir() -> str:
-    return os.path.join(data_dir(), "backups")
+    return data_file("backups")
 
 
 def state_dir() -> str:
-    return os.path.join(data_dir(), "state")
+    return data_file("state")
 
 
 def state_file(name: str) -> str:
     return os.path.join(state_dir(), name)
+
+
+def data_file(name: str) -> str:
+    """A file of ours directly in the data dir (pid, lock, token, spool, markers)."""
+    return os.path.join(data_dir(), name)
 
 
 def write_private_file(path: StrPath, data: str | bytes) -> None:

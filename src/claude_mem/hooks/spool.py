@@ -38,11 +38,11 @@ _APPEND = (
 
 
 def spool_path() -> str:
-    return os.path.join(locations.data_dir(), NAME)
+    return locations.data_file(NAME)
 
 
 def claimed_path() -> str:
-    return os.path.join(locations.data_dir(), CLAIMED)
+    return locations.data_file(CLAIMED)
 
 
 def state_path() -> str:

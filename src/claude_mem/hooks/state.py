@@ -23,13 +23,9 @@ REPORT_EVERY_S = 600.0  # while still broken, remind at most this often
 START_BACKOFF_S = 60.0  # once clearly broken, try starting the worker at most this often
 
 
-def _path(name: str) -> str:
-    return locations.state_file(name)
-
-
 def _read(name: str) -> dict[str, object]:
     try:
-        with open(_path(name), "rb") as handle:
+        with open(locations.state_file(name), "rb") as handle:
             data = jsonio.loads(handle.read())
     except (OSError, ValueError):
         return {}
@@ -38,7 +34,7 @@ def _read(name: str) -> dict[str, object]:
 
 def _write(name: str, data: dict[str, object]) -> bool:
     try:
-        locations.write_private_file(_path(name), jsonio.dumps(data) + "\n")
+        locations.write_private_file(locations.state_file(name), jsonio.dumps(data) + "\n")
     except OSError:
         return False  # a full disk must not break the hook
     return True
@@ -106,7 +102,7 @@ def take_capture_broken() -> str | None:
     """The capture-broken report as one line, removing the marker (reported once)."""
     data = _read(CAPTURE_BROKEN)
     try:
-        os.unlink(_path(CAPTURE_BROKEN))
+        os.unlink(locations.state_file(CAPTURE_BROKEN))
     except OSError:
         if not data:
             return None

@@ -11,8 +11,6 @@ The installer still records its version in the data dir (`install-version`), for
 
 from __future__ import annotations
 
-import os
-
 from claude_mem import __version__, locations
 from claude_mem.hooks import installed, jsonio
 from claude_mem.hooks.installed import REGISTER
@@ -23,7 +21,7 @@ HINT_STATE = "version-hint.json"
 
 def write_install_marker(version: str = __version__) -> None:
     """Record which version last ran the installer (the installer and the demo call this)."""
-    locations.write_private_file(os.path.join(locations.data_dir(), MARKER), version + "\n")
+    locations.write_private_file(locations.data_file(MARKER), version + "\n")
 
 
 def hint(platform: str, cwd: str | None) -> str | None:

@@ -45,15 +45,15 @@ _spawned: list[int] = []
 
 
 def lock_path() -> str:
-    return os.path.join(locations.data_dir(), "worker.lock")
+    return locations.data_file("worker.lock")
 
 
 def spawn_lock_path() -> str:
-    return os.path.join(locations.data_dir(), "spawn.lock")
+    return locations.data_file("spawn.lock")
 
 
 def clean_shutdown_path() -> str:
-    return os.path.join(locations.data_dir(), ".worker-clean-shutdown")
+    return locations.data_file(".worker-clean-shutdown")
 
 
 def stderr_log_path() -> str:

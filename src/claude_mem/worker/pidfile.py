@@ -6,8 +6,6 @@ dir's worker gets its own worker on another port, and only its pid file knows wh
 
 from __future__ import annotations
 
-import os
-
 from claude_mem import locations
 from claude_mem.hooks import jsonio
 
@@ -17,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def pid_path() -> str:
-    return os.path.join(locations.data_dir(), "worker.pid")
+    return locations.data_file("worker.pid")
 
 
 def read_pid_info() -> dict[str, Any] | None:

@@ -9,8 +9,6 @@ user, a web page doing DNS rebinding) cannot use the API. Stdlib only (hooks rea
 
 from __future__ import annotations
 
-import os
-
 from claude_mem import locations
 
 HEADER = "x-claude-mem-token"
@@ -21,11 +19,11 @@ HOOK_ENV = "CLAUDE_MEM_HOOK_TOKEN"
 
 
 def token_path() -> str:
-    return os.path.join(locations.data_dir(), "worker.token")
+    return locations.data_file("worker.token")
 
 
 def hook_token_path() -> str:
-    return os.path.join(locations.data_dir(), "hook.token")
+    return locations.data_file("hook.token")
 
 
 def _read(path: str) -> str | None:
