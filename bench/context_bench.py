@@ -30,14 +30,10 @@ from claude_mem.store import Database
 from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
 from claude_mem.store.summaries import insert_summary
+from stats import percentile
 from synthetic import observations
 
 SESSIONS = 200
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def timed(action: Callable[[], object], runs: int) -> tuple[float, float]:

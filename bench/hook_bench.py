@@ -32,6 +32,7 @@ from claude_mem.store import Database
 from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
 from claude_mem.worker.client import request
+from stats import percentile
 from synthetic import observations
 
 HOOKS = ("PostToolUse", "UserPromptSubmit", "SessionStart", "Stop", "SessionEnd")
@@ -94,11 +95,6 @@ def time_run(argv: list[str], data: bytes, env: dict[str, str]) -> tuple[float, 
         raise SystemExit(f"{argv[-1]} failed: rc={done.returncode} {done.stderr.decode()}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return elapsed * 1000, cpu * 1000, done.stdout
-
-
-def pct(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def main() -> None:
@@ -183,7 +179,7 @@ def main() -> None:
         if floor is not None:
             verdict = f"≤ {floor:.0f} ms " + ("✓" if statistics.median(samples) <= floor else "✗")
         print(
-            f"| {event} | {statistics.median(samples):.1f} ms | {pct(samples, 0.95):.1f} ms "
+            f"| {event} | {statistics.median(samples):.1f} ms | {percentile(samples, 0.95):.1f} ms "
             f"| {min(samples):.1f} ms | {statistics.median(cpu[event]):.1f} ms | {verdict} |"
         )
 

@@ -26,6 +26,7 @@ from typing import IO
 from claude_mem.install import mcp as mcp_entry
 from claude_mem.install.base import HookCommand
 from claude_mem.mcp.snapshot import handshake_messages
+from stats import percentile
 
 FLOOR_MS = 300.0
 CALL = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
@@ -63,11 +64,6 @@ def one_run(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
     return init_ms, list_ms, call_ms
 
 
-def pct(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
@@ -96,7 +92,7 @@ def main() -> None:
             held = statistics.median(values) <= FLOOR_MS
             verdict = f"≤ {FLOOR_MS:.0f} ms " + ("✓" if held else "✗")
         print(
-            f"| {name} | {statistics.median(values):.0f} ms | {pct(values, 0.95):.0f} ms "
+            f"| {name} | {statistics.median(values):.0f} ms | {percentile(values, 0.95):.0f} ms "
             f"| {min(values):.0f} ms | {verdict} |"
         )
 

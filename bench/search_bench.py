@@ -68,6 +68,7 @@ from claude_mem.store.observations import insert_observation
 from claude_mem.store.search_queries import FTS_WINDOW, KINDS, SearchFilters, fulltext_ranked
 from claude_mem.store.sessions import ensure_session
 from claude_mem.worker.client import request
+from stats import percentile
 from worker_start_bench import worker_on
 
 _NOUNS = [
@@ -146,11 +147,6 @@ FLOORS: dict[int, list[tuple[str, float, float]]] = {
     10_000: [("hybrid", 0.5, 8.0), ("fulltext", 0.5, 5.0)],
     100_000: [("hybrid", 0.95, 15.0)],
 }
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def rss_mib() -> tuple[float, float]:

@@ -20,6 +20,7 @@ from claude_mem.store import Database
 from claude_mem.store.fulltext import search_observations
 from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
+from stats import percentile
 from synthetic import observations
 
 QUERIES = [
@@ -34,11 +35,6 @@ QUERIES = [
     "retry backoff API",
     "Refactored cache",
 ]
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def main() -> None:
