@@ -10,6 +10,7 @@ pays for them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import tempfile
@@ -153,13 +154,36 @@ def _return_large_buffers() -> None:
     otherwise raises that threshold as buffers are freed and then keeps a batch's activations
     in its heap, resident after the batch. Smaller ones (a query's, a search's scratch) are
     reused from the heap without page faults. Process-wide, from the first model load."""
+    libc = _libc()
+    if libc is not None:
+        with contextlib.suppress(AttributeError):
+            libc.mallopt(M_MMAP_THRESHOLD, LARGE_BUFFER)
+
+
+def release_freed_memory() -> None:
+    """Hand freed buffers back to the OS (glibc keeps freed arenas otherwise): RSS after
+    loading many vectors or embedding a backlog (bench/search_bench.py,
+    bench/worker_start_bench.py)."""
+    libc = _libc()
+    if libc is not None:
+        with contextlib.suppress(AttributeError):
+            libc.malloc_trim(0)
+
+
+@functools.cache
+def _libc() -> Any:
+    """The C library, looked up once (find_library runs a subprocess); None where it has no
+    name (not glibc, say), and then neither call above does anything."""
     import ctypes  # noqa: PLC0415
     import ctypes.util  # noqa: PLC0415
 
     name = ctypes.util.find_library("c")
-    if name:
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(name).mallopt(M_MMAP_THRESHOLD, LARGE_BUFFER)
+    if not name:
+        return None
+    try:
+        return ctypes.CDLL(name)
+    except OSError:
+        return None
 
 
 def _side_by_side(run: Callable[[list[list[int]]], None], shares: list[list[list[int]]]) -> None:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from claude_mem import log
-from claude_mem.search.embed import Embedder, load_embedder
+from claude_mem.search.embed import Embedder, load_embedder, release_freed_memory
 from claude_mem.search.query_cache import QueryCache
 from claude_mem.store import vectors as store
 from claude_mem.store.db import WouldBlock
@@ -484,7 +484,7 @@ class Embedding:
         if time.monotonic() - self._last_resync > RESYNC_S:
             self.resync()
         if not worked and not self._trimmed:
-            _release_freed_memory()
+            release_freed_memory()
         self._trimmed = not worked
         return worked
 
@@ -514,7 +514,7 @@ class Embedding:
             ids, matrix = store.load(conn, kind, model_id)
             self._indexes[kind].replace(ids, matrix)
         self._last_resync = time.monotonic()
-        _release_freed_memory()
+        release_freed_memory()
 
     def step(self) -> bool:
         """Embed one batch of the first kind with pending rows (a running reindex's kinds
@@ -568,15 +568,3 @@ class Embedding:
             if stored - held:
                 ids, matrix = store.load(conn, kind, embedder.model_id)
                 index.replace(ids, matrix)
-
-
-def _release_freed_memory() -> None:
-    """Hand the loading buffers back to the OS (glibc keeps freed arenas otherwise): RSS
-    after loading many vectors (bench/search_bench.py)."""
-    import ctypes  # noqa: PLC0415
-    import ctypes.util  # noqa: PLC0415
-
-    name = ctypes.util.find_library("c")
-    if name:
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(name).malloc_trim(0)
