@@ -28,10 +28,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from claude_mem.worker.client import WorkerUnavailable, request
+from claude_mem.worker.token import HOOK_HEADER
 from worker_start_bench import worker_on
 
 FLOOR_MS = 2.0
-TOKEN_HEADER = "x-claude-mem-hook-token"
 
 
 def payload(session: str, n: int, cwd: str) -> dict[str, object]:
@@ -56,7 +56,7 @@ def payload(session: str, n: int, cwd: str) -> dict[str, object]:
 
 def post(conn: http.client.HTTPConnection, event: str, body: bytes, token: str) -> bytes:
     conn.request("POST", f"/api/hooks/claude-code/{event}", body,
-                 {"content-type": "application/json", TOKEN_HEADER: token})  # fmt: skip
+                 {"content-type": "application/json", HOOK_HEADER: token})  # fmt: skip
     response = conn.getresponse()
     answer = response.read()
     if response.status != 200:

@@ -23,8 +23,12 @@ if TYPE_CHECKING:  # never true at run time: `typing` stays out of the hook proc
         hook) or worker.local_worker.LocalWorker (in the worker, serving an http hook)."""
 
         timeout: float
-        host: str
-        port: int
+
+        @property
+        def host(self) -> str: ...  # where the viewer is (the session-start line)
+
+        @property
+        def port(self) -> int: ...
 
         def ensure_started(self, wait_s: float) -> bool: ...
 

@@ -25,8 +25,14 @@ class LocalWorker:
         self, state: WorkerState, endpoints: Mapping[tuple[str, str], Endpoint], timeout: float
     ) -> None:
         self.state, self.endpoints, self.timeout = state, endpoints, timeout
-        self.host = state.settings.get_str("CLAUDE_MEM_WORKER_HOST")
-        self.port = state.port or 0
+
+    @property
+    def host(self) -> str:  # read only if a handler asks (none an http hook runs does)
+        return self.state.settings.get_str("CLAUDE_MEM_WORKER_HOST")
+
+    @property
+    def port(self) -> int:
+        return self.state.port or 0
 
     def ensure_started(self, wait_s: float) -> bool:
         return True  # this worker is the one answering
