@@ -43,6 +43,20 @@ PRIVATE_PROMPT = "<private></private>"
 SEMANTIC_MIN_CHARS = 20  # the worker answers nothing for shorter prompts: skip the call
 READ_TOOLS = frozenset({"Read", "read_file"})  # Claude Code's, Gemini CLI's: whole-file reads
 FILE_GATE_TIMEOUT_S = 0.5  # a Read waits at most about this long for its file's timeline
+
+
+def sent_prompt(raw: str, *, redact: bool) -> str | None:
+    """A prompt as memory takes it: privacy-cleaned, PRIVATE_PROMPT when private as a whole,
+    None when it is agent-to-agent plumbing rather than the user's words. The prompt hook and
+    the recovery of prompts from a transcript (transcripts/calls.py) must agree on it."""
+    from claude_mem import privacy  # noqa: PLC0415 - privacy's regexes cost import time
+
+    if raw and privacy.is_protocol_payload(raw):
+        return None
+    text = privacy.clean_text(raw, redact=redact)
+    return PRIVATE_PROMPT if not text and raw.strip() else text
+
+
 PAUSED_NOTE = (
     "claude-mem: #nomem - this session is not remembered from here on "
     "(`claude-mem resume` to undo)."
@@ -132,17 +146,15 @@ def prompt(event: HookEvent, ctx: Context) -> HookResult:
     """
     if not event.session_id:
         return HookResult()
-    from claude_mem import control, privacy  # noqa: PLC0415 - privacy's regexes cost import time
+    from claude_mem import control  # noqa: PLC0415
 
     raw = event.prompt or ""
-    if raw and privacy.is_protocol_payload(raw):
+    text = sent_prompt(raw, redact=ctx.redact)
+    if text is None:
         return HookResult()  # agent-to-agent plumbing, not the user's words
     if control.asks_no_memory(raw):
         control.pause(event.session_id, reason=control.NOMEM)
         return HookResult(system_message=PAUSED_NOTE)
-    text = privacy.clean_text(raw, redact=ctx.redact)
-    if not text and raw.strip():
-        text = PRIVATE_PROMPT
     held = control.paused(event.session_id)
     if not control.capture_blocked(ctx.mode, event.session_id, held=held):
         body = {**_session(event), "cwd": event.cwd, "prompt": text,

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from claude_mem.control import asks_no_memory
-from claude_mem.hooks.handlers import PRIVATE_PROMPT
-from claude_mem.privacy import clean_text, is_protocol_payload
+from claude_mem.hooks.handlers import sent_prompt
 from claude_mem.transcripts import claude_code
 from claude_mem.transcripts.reader import MAX_READ, read_lines
 from claude_mem.transcripts.shapes import blocks, host_id, record, text_of
@@ -83,11 +82,9 @@ def _steps(line: dict[str, Any], start: int, redact: bool) -> list[Step]:
         ]
     if not claude_code.is_tool_results(content):
         text = claude_code.prompt_text(content)
-        if text is None or is_protocol_payload(text):
+        cleaned = None if text is None else sent_prompt(text, redact=redact)
+        if text is None or cleaned is None:
             return []  # the CLI or another agent talking: no prompt hook numbers these
-        cleaned = clean_text(text, redact=redact)
-        if not cleaned and text.strip():
-            cleaned = PRIVATE_PROMPT  # what the prompt hook sends for a private prompt
         return [Step("prompt", start, text=cleaned, nomem=asks_no_memory(text), cwd=cwd)]
     results = [b for b in blocks(content) if b.get("type") == "tool_result"]
     whole = line.get("toolUseResult")
