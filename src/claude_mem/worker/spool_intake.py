@@ -61,20 +61,21 @@ def _ingest_file(ingest: Ingest, claimed: str, done: Intake) -> None:
         log.warn("worker", "spool path is not a regular file; removed it")
         _remove(claimed)
         return
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(MAX_SPOOL_READ)
-    offset = 0
-    for line in data.splitlines(keepends=True):
-        offset += len(line)
-        if offset <= skip:
-            continue
-        kind = _take(ingest, line)
-        if kind is None:
-            done.malformed += 1
-            continue
-        done.events += 1
-        if kind == "init":  # the one kind without an id: never taken twice
-            paths.write_private_file(progress, str(offset))
+    with os.fdopen(fd, "rb") as handle:  # a line at a time: the file is never held whole
+        offset = 0
+        for line in handle:
+            offset += len(line)
+            if offset > MAX_SPOOL_READ:
+                break
+            if offset <= skip:
+                continue
+            kind = _take(ingest, line)
+            if kind is None:
+                done.malformed += 1
+                continue
+            done.events += 1
+            if kind == "init":  # the one kind without an id: never taken twice
+                paths.write_private_file(progress, str(offset))
     _remove(claimed)
     progress.unlink(missing_ok=True)
 
