@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -13,26 +12,9 @@ from claude_mem.search.embed import Embedder
 from claude_mem.search.embedding_task import Embedding
 from claude_mem.store import Database
 from claude_mem.store import vectors as store
-from tests.store_helpers import observation, session
+from tests.store_helpers import CountingEmbedder, observation, session
 
 MODEL = "minilm-l6-int8"
-
-
-class CountingEmbedder(Embedder):
-    """The real model, recording every text it is run on; `during` runs inside each call
-    (what another writer does while a batch is being embedded)."""
-
-    def __init__(self, inner: Embedder, during: Callable[[], None] = lambda: None) -> None:
-        self._inner = inner
-        self.model_id = inner.model_id
-        self.dim = inner.dim
-        self.texts: list[str] = []
-        self._during = during
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.texts.extend(texts)
-        self._during()
-        return self._inner.embed(texts)
 
 
 def commit(db: Database, sid: int, project: str, subject: str, body: str = "") -> int:

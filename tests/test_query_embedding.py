@@ -16,23 +16,9 @@ from claude_mem.search.embed import Embedder
 from claude_mem.search.embedding_task import Embedding
 from claude_mem.search.query_cache import QueryCache
 from claude_mem.store import Database
-from tests.store_helpers import observation, session
+from tests.store_helpers import CountingEmbedder, observation, session
 
 MODEL = "minilm-l6-int8"
-
-
-class CountingEmbedder(Embedder):
-    """The real model, counting its calls."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
-        self.model_id = inner.model_id
-        self.dim = inner.dim
-        self.calls = 0
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.calls += 1
-        return self._inner.embed(texts)
 
 
 def vector(value: float) -> np.ndarray:
