@@ -14,7 +14,10 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 __all__ = [
     "MEMORY_TAGS",
@@ -51,17 +54,21 @@ _PROTOCOL_MAX_CHARS = 256 * 1024
 # cost each hook more than the cleaning.
 
 
-_TAG_PATTERNS: dict[tuple[str, ...], re.Pattern[str]] = {}
+def _once(compile_: Callable[..., T]) -> Callable[..., T]:
+    """`compile_` run once per arguments, then remembered: functools.cache, which a hook
+    process should not import for this (it brings collections)."""
+    made: dict[tuple[object, ...], T] = {}
+
+    def cached(*args: object) -> T:
+        if args not in made:
+            made[args] = compile_(*args)
+        return made[args]
+
+    return cached
 
 
+@_once
 def _tag_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
-    found = _TAG_PATTERNS.get(names)
-    if found is None:
-        found = _TAG_PATTERNS[names] = _compile_tag_pattern(names)
-    return found
-
-
-def _compile_tag_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     import re  # noqa: PLC0415 - see the note at the top
 
     # Group 1: name of a closing tag. Group 2: name of an opening tag; group 3 is set when that
@@ -149,17 +156,9 @@ def is_fully_private(text: str) -> bool:
     return bool(text) and not text.isspace() and not strip_tags(text)
 
 
-_PROTOCOL_PATTERNS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {}
-
-
+@_once
 def _protocol_patterns() -> dict[str, tuple[re.Pattern[str], re.Pattern[str]]]:
     """Each protocol tag's (opener, any tag of that name)."""
-    if not _PROTOCOL_PATTERNS:
-        _PROTOCOL_PATTERNS.update(_compile_protocol_patterns())
-    return _PROTOCOL_PATTERNS
-
-
-def _compile_protocol_patterns() -> dict[str, tuple[re.Pattern[str], re.Pattern[str]]]:
     import re  # noqa: PLC0415 - see the note at the top
 
     return {
@@ -228,19 +227,14 @@ _TOKEN_SOURCES: tuple[tuple[str, str], ...] = (
 )
 
 
-_RULES: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {}
-
-
+@_once
 def _token_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
     """Compiled on first use: most text never needs them (see _TRIGGER_WORDS)."""
-    found = _RULES.get("token")
-    if found is None:
-        import re  # noqa: PLC0415 - see the note at the top
+    import re  # noqa: PLC0415 - see the note at the top
 
-        found = _RULES["token"] = tuple(
-            (re.compile(p, re.DOTALL | re.ASCII), f"[REDACTED:{k}]") for p, k in _TOKEN_SOURCES
-        )
-    return found
+    return tuple(
+        (re.compile(p, re.DOTALL | re.ASCII), f"[REDACTED:{k}]") for p, k in _TOKEN_SOURCES
+    )
 
 
 # Only the password of `scheme://user:password@host`; it runs to the last '@' of the authority.
@@ -278,16 +272,12 @@ _FOLDED_SOURCES: tuple[tuple[str, str], ...] = (
 )
 
 
+@_once
 def _folded_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
     """Compiled on first use: most text never needs them (see _TRIGGER_WORDS)."""
-    found = _RULES.get("folded")
-    if found is None:
-        import re  # noqa: PLC0415 - see the note at the top
+    import re  # noqa: PLC0415 - see the note at the top
 
-        found = _RULES["folded"] = tuple(
-            (re.compile(p), f"[REDACTED:{k}]") for p, k in _FOLDED_SOURCES
-        )
-    return found
+    return tuple((re.compile(p), f"[REDACTED:{k}]") for p, k in _FOLDED_SOURCES)
 
 
 # A dict key that names a secret hides its whole scalar value, the structured twin of the
