@@ -88,9 +88,9 @@ def import_history(
     excluded: str = "",
     progress: Callable[[int], None] = lambda n: None,
     on_total: Callable[[int], None] = lambda n: None,
-    batch: int = BATCH,
+    batch: int | None = None,
 ) -> HistoryStats:
-    """Read what memory lacks of `path`'s history, `batch` commits per
+    """Read what memory lacks of `path`'s history, `batch` commits (default BATCH) per
     transaction. Between batches it stops when `deadline` (a `time.monotonic()` value) has
     passed or `stop()` says so; the rest waits for a later run."""
     started = time.monotonic()
@@ -113,7 +113,7 @@ def import_history(
         session_id = git_history.history_session(conn, repo.project, repo.root)
     run = _Run(repo, session_id, stats, set(listed) if whole else None)
     done = 0
-    batches = _read_ahead(gitlog.read(repo.root, new), batch)
+    batches = _read_ahead(gitlog.read(repo.root, new), batch or BATCH)
     try:
         for commits in batches:
             with db.write() as conn:
