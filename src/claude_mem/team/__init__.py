@@ -1,0 +1,1 @@
+"""Team memory: sharing records of chosen projects through a PostgreSQL server."""
