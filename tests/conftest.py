@@ -15,6 +15,9 @@ from claude_mem.store import Database
 from tests.net import DeadPort
 from tests.worker_fixtures import RunningWorker, running_worker
 
+# The team tests' real PostgreSQL (one embedded server per run, a database per test).
+pytest_plugins = ["tests.team_pg"]
+
 
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

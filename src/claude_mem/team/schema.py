@@ -1,0 +1,223 @@
+"""The team server's schema: named migrations, each in one transaction with its record.
+
+Everything lives in the `claude_mem` schema of the team's database. Access control is the
+engine's: a member is a PostgreSQL login role, granted `claude_mem_reader` (read) and, unless
+read-only, `claude_mem_writer` (append); row-level security limits every row to the member's
+own team (`claude_mem.current_team()`, the team of `session_user`) and records to the
+projects that team shares. Rows are appended, never rewritten (only a record's embedding is
+filled in later, by its author): forgets and supersede links are rows of `events`. Each row
+carries the transaction that wrote it (`txid`), so a reader can take rows in commit-safe
+order: everything below `pg_snapshot_xmin(pg_current_snapshot())` has committed or never will.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import psycopg
+
+READER = "claude_mem_reader"
+WRITER = "claude_mem_writer"
+DIMENSIONS = 384  # the local embedding model's (search/embed.py); vectors are pushed as made
+
+
+class TeamSchemaError(RuntimeError):
+    """The server's schema is newer than this version knows; the message says so."""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    name: str
+    sql: str
+
+
+_ROLES = f"""
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{READER}') THEN
+        CREATE ROLE {READER} NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{WRITER}') THEN
+        CREATE ROLE {WRITER} NOLOGIN;
+    END IF;
+END
+$$;
+"""
+
+_TABLES = f"""
+CREATE EXTENSION IF NOT EXISTS vector;
+
+CREATE TABLE claude_mem.teams (
+    id bigserial PRIMARY KEY,
+    name text NOT NULL UNIQUE,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE claude_mem.members (
+    role name PRIMARY KEY,
+    team_id bigint NOT NULL REFERENCES claude_mem.teams (id),
+    can_write boolean NOT NULL DEFAULT true,
+    added_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- The team of the connected member (NULL for anyone else). SECURITY DEFINER: members may
+-- not read the membership table freely, and session_user (not current_user) is who logged in.
+CREATE FUNCTION claude_mem.current_team() RETURNS bigint
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT team_id FROM claude_mem.members WHERE role = session_user
+$$;
+
+CREATE TABLE claude_mem.shared_projects (
+    team_id bigint NOT NULL DEFAULT claude_mem.current_team() REFERENCES claude_mem.teams (id),
+    project text NOT NULL,
+    shared_by name NOT NULL DEFAULT session_user,
+    shared_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (team_id, project)
+);
+
+-- Code stays searchable: no stemming, no stop words, and paths and identifiers split into
+-- their parts (`src/store.py` → src, store, py) on both sides, text and query alike, so any
+-- part, or the whole, finds it.
+CREATE TEXT SEARCH CONFIGURATION claude_mem.code (COPY = pg_catalog.simple);
+CREATE FUNCTION claude_mem.code_words(text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN translate($1, '/._-:', '     ');
+
+CREATE TABLE claude_mem.records (
+    seq bigserial PRIMARY KEY,
+    txid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    team_id bigint NOT NULL DEFAULT claude_mem.current_team() REFERENCES claude_mem.teams (id),
+    origin_id text NOT NULL,
+    content_hash text NOT NULL,
+    kind text NOT NULL CHECK (kind IN ('observation', 'summary')),
+    project text NOT NULL,
+    type text,
+    title text,
+    created_at bigint NOT NULL,
+    member name NOT NULL DEFAULT session_user,
+    machine text NOT NULL,
+    source_session text NOT NULL,
+    body jsonb NOT NULL,
+    search_text text NOT NULL,
+    tsv tsvector GENERATED ALWAYS AS (
+        to_tsvector('claude_mem.code'::regconfig, claude_mem.code_words(search_text))
+    ) STORED,
+    embedding vector({DIMENSIONS}),
+    UNIQUE (team_id, origin_id)
+);
+CREATE INDEX records_pull ON claude_mem.records (team_id, txid, seq);
+CREATE INDEX records_project ON claude_mem.records (team_id, project, created_at);
+CREATE INDEX records_tsv ON claude_mem.records USING gin (tsv);
+CREATE INDEX records_embedding ON claude_mem.records USING hnsw (embedding vector_cosine_ops);
+
+CREATE TABLE claude_mem.events (
+    seq bigserial PRIMARY KEY,
+    txid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    team_id bigint NOT NULL DEFAULT claude_mem.current_team() REFERENCES claude_mem.teams (id),
+    kind text NOT NULL CHECK (kind IN ('supersede', 'forget')),
+    project text NOT NULL,
+    origin_id text NOT NULL,
+    successor_origin_id text,
+    member name NOT NULL DEFAULT session_user,
+    machine text NOT NULL,
+    created_at bigint NOT NULL,
+    UNIQUE (team_id, kind, origin_id)
+);
+CREATE INDEX events_pull ON claude_mem.events (team_id, txid, seq);
+"""
+
+# Who may do what. Reading and appending are separate grants; row-level security then limits
+# every statement to the member's team (and records to its shared projects).
+_ACCESS = f"""
+GRANT USAGE ON SCHEMA claude_mem TO {READER}, {WRITER};
+GRANT EXECUTE ON FUNCTION claude_mem.current_team() TO {READER}, {WRITER};
+GRANT EXECUTE ON FUNCTION claude_mem.code_words(text) TO {READER};
+GRANT SELECT ON claude_mem.teams, claude_mem.members, claude_mem.shared_projects,
+    claude_mem.records, claude_mem.events TO {READER};
+GRANT SELECT ON claude_mem.shared_projects TO {WRITER};
+GRANT INSERT, DELETE ON claude_mem.shared_projects TO {WRITER};
+GRANT INSERT ON claude_mem.records, claude_mem.events TO {WRITER};
+GRANT UPDATE (embedding) ON claude_mem.records TO {WRITER};
+GRANT USAGE ON SEQUENCE claude_mem.records_seq_seq, claude_mem.events_seq_seq TO {WRITER};
+REVOKE ALL ON FUNCTION claude_mem.current_team() FROM PUBLIC;
+
+ALTER TABLE claude_mem.teams ENABLE ROW LEVEL SECURITY;
+ALTER TABLE claude_mem.members ENABLE ROW LEVEL SECURITY;
+ALTER TABLE claude_mem.shared_projects ENABLE ROW LEVEL SECURITY;
+ALTER TABLE claude_mem.records ENABLE ROW LEVEL SECURITY;
+ALTER TABLE claude_mem.events ENABLE ROW LEVEL SECURITY;
+
+CREATE POLICY own_team ON claude_mem.teams FOR SELECT
+    USING (id = claude_mem.current_team());
+CREATE POLICY own_team ON claude_mem.members FOR SELECT
+    USING (team_id = claude_mem.current_team());
+CREATE POLICY own_team ON claude_mem.shared_projects FOR SELECT
+    USING (team_id = claude_mem.current_team());
+CREATE POLICY share ON claude_mem.shared_projects FOR INSERT
+    WITH CHECK (team_id = claude_mem.current_team() AND shared_by = session_user);
+CREATE POLICY unshare ON claude_mem.shared_projects FOR DELETE
+    USING (team_id = claude_mem.current_team());
+
+CREATE POLICY read_shared ON claude_mem.records FOR SELECT
+    USING (team_id = claude_mem.current_team() AND project IN (
+        SELECT s.project FROM claude_mem.shared_projects s WHERE s.team_id = records.team_id));
+CREATE POLICY append_own ON claude_mem.records FOR INSERT
+    WITH CHECK (team_id = claude_mem.current_team() AND member = session_user AND project IN (
+        SELECT s.project FROM claude_mem.shared_projects s WHERE s.team_id = records.team_id));
+CREATE POLICY embed_own ON claude_mem.records FOR UPDATE
+    USING (team_id = claude_mem.current_team() AND member = session_user)
+    WITH CHECK (team_id = claude_mem.current_team() AND member = session_user);
+
+CREATE POLICY read_shared ON claude_mem.events FOR SELECT
+    USING (team_id = claude_mem.current_team() AND project IN (
+        SELECT s.project FROM claude_mem.shared_projects s WHERE s.team_id = events.team_id));
+CREATE POLICY append_own ON claude_mem.events FOR INSERT
+    WITH CHECK (team_id = claude_mem.current_team() AND member = session_user);
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration("0001_roles", _ROLES),
+    Migration("0002_tables", _TABLES),
+    Migration("0003_access", _ACCESS),
+)
+
+_LOCK = 0x636C6D  # an advisory lock id of our own: concurrent `team init`s migrate one at a time
+
+
+def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> list[str]:
+    """Bring the server's schema up to date (as its owner); the names of what was applied.
+
+    Each migration commits with its record; a server that has migrations this version does
+    not know is refused (written by a newer claude-mem), never guessed at.
+    """
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+        conn.execute("CREATE SCHEMA IF NOT EXISTS claude_mem")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS claude_mem.migrations ("
+            " name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        conn.execute("REVOKE ALL ON claude_mem.migrations FROM PUBLIC")
+        done = {str(row[0]) for row in conn.execute("SELECT name FROM claude_mem.migrations")}
+        unknown = done - {m.name for m in MIGRATIONS}
+        if unknown:
+            raise TeamSchemaError(
+                "the team server's schema is newer than this claude-mem "
+                f"(unknown migrations: {', '.join(sorted(unknown))}); upgrade claude-mem"
+            )
+    applied = []
+    for migration in MIGRATIONS:
+        if migration.name in done:
+            continue
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+            again = conn.execute(
+                "SELECT 1 FROM claude_mem.migrations WHERE name = %s", (migration.name,)
+            ).fetchone()
+            if again:
+                continue
+            conn.execute(migration.sql.encode())
+            conn.execute("INSERT INTO claude_mem.migrations (name) VALUES (%s)", (migration.name,))
+        applied.append(migration.name)
+    return applied
