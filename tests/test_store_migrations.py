@@ -83,6 +83,8 @@ SEED_AFTER = {
         "INSERT INTO observations (id, session_id, project, type, title, content_hash,"
         " created_at, author, origin_id) VALUES (7, 1, 'proj', 'discovery', 'Theirs', 'h7',"
         " 1013, 'alice', 'm-2/observation/1')",
+        "INSERT INTO team_outbox (op, kind, row_id, project, created_at)"
+        " VALUES ('record', 'observation', 4, 'proj', 1014)",
         "INSERT INTO team_cursor (stream, txid, seq) VALUES ('records', '900', 4)",
     ],
 }

@@ -109,10 +109,9 @@ def test_outbox_batch_is_cleaned_and_skips_unshared_and_gone_rows(db: Database) 
     ]
     with db.write() as conn:
         assert team_store.unshare(conn, "proj")
-    # What waited for the project goes (a deleted row's entries are skipped when pushed).
-    assert ops(db) == [("record", "observation", gone), ("forget", "observation", gone)]
+    assert ops(db) == [("forget", "observation", gone)]  # what waited for the project goes
     observation(db, sid, title="after unshare")
-    assert team_store.outbox_size(db.read()) == 2  # nothing new is queued
+    assert team_store.outbox_size(db.read()) == 1  # nothing new is queued
 
 
 def pulled(
@@ -179,10 +178,18 @@ def test_tombstone_deletes_a_teammates_copy_only(db: Database) -> None:
         team_store.ack(conn, [r[0] for r in conn.execute("SELECT id FROM team_outbox")])
     forget = [
         TeamEvent(
-            kind="forget", origin_id="m-there/observation/1", machine="m-there", created_at=1
+            kind="forget",
+            origin_id="m-there/observation/1",
+            project="proj",
+            machine="m-there",
+            created_at=1,
         ),
         TeamEvent(
-            kind="forget", origin_id=f"{MACHINE}/observation/{own}", machine="x", created_at=1
+            kind="forget",
+            origin_id=f"{MACHINE}/observation/{own}",
+            project="proj",
+            machine="x",
+            created_at=1,
         ),
     ]
     assert apply(db, [], forget).events == 1
@@ -197,12 +204,12 @@ def test_supersede_link_applies_when_both_rows_are_here(db: Database) -> None:
     own = observation(db, session(db), title="mine")
     link = TeamEvent(kind="supersede", origin_id=f"{MACHINE}/observation/{own}",
                      successor_origin_id="m-there/observation/2", machine="m-there",
-                     created_at=1)  # fmt: skip
+                     project="proj", created_at=1)  # fmt: skip
     assert apply(db, [], [link]).events == 0  # the successor is not here yet
     apply(db, [pulled(1), pulled(2)])
     between = TeamEvent(kind="supersede", origin_id="m-there/observation/1",
                         successor_origin_id="m-there/observation/2", machine="m-there",
-                        created_at=1)  # fmt: skip
+                        project="proj", created_at=1)  # fmt: skip
     with db.write() as conn:
         team_store.ack(conn, [r[0] for r in conn.execute("SELECT id FROM team_outbox")])
     assert apply(db, [], [link, between]).events == 2

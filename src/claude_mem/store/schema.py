@@ -405,6 +405,7 @@ CREATE TABLE team_outbox (
     op TEXT NOT NULL CHECK (op IN ('record', 'vector', 'supersede', 'forget')),
     kind TEXT NOT NULL CHECK (kind IN ('observation', 'summary')),
     row_id INTEGER NOT NULL,
+    project TEXT NOT NULL,
     origin_id TEXT,
     successor_id INTEGER,
     created_at INTEGER NOT NULL
@@ -421,12 +422,12 @@ ALTER TABLE {table} ADD COLUMN author TEXT;
 ALTER TABLE {table} ADD COLUMN origin_id TEXT;
 CREATE UNIQUE INDEX idx_{table}_origin ON {table} (origin_id) WHERE origin_id IS NOT NULL;
 CREATE TRIGGER {table}_team_ai AFTER INSERT ON {table} WHEN {_own_shared("new")} BEGIN
-    INSERT INTO team_outbox (op, kind, row_id, created_at)
-        VALUES ('record', '{kind}', new.id, {_NOW_MS});
+    INSERT INTO team_outbox (op, kind, row_id, project, created_at)
+        VALUES ('record', '{kind}', new.id, new.project, {_NOW_MS});
 END;
 CREATE TRIGGER {table}_team_ad AFTER DELETE ON {table} WHEN {_own_shared("old")} BEGIN
-    INSERT INTO team_outbox (op, kind, row_id, created_at)
-        VALUES ('forget', '{kind}', old.id, {_NOW_MS});
+    INSERT INTO team_outbox (op, kind, row_id, project, created_at)
+        VALUES ('forget', '{kind}', old.id, old.project, {_NOW_MS});
 END;
 """
         for kind, table in _TEAM_TABLES.items()
@@ -436,16 +437,21 @@ CREATE TRIGGER observations_team_au AFTER UPDATE OF superseded_by ON observation
 WHEN new.superseded_by IS NOT NULL AND new.superseded_by IS NOT old.superseded_by
     AND EXISTS (SELECT 1 FROM observations s WHERE s.id = new.superseded_by
                 AND {_own_shared("s")}) BEGIN
-    INSERT INTO team_outbox (op, kind, row_id, origin_id, successor_id, created_at)
-        VALUES ('supersede', 'observation', new.id, new.origin_id, new.superseded_by, {_NOW_MS});
+    INSERT INTO team_outbox (op, kind, row_id, project, origin_id, successor_id, created_at)
+        VALUES ('supersede', 'observation', new.id, new.project, new.origin_id,
+                new.superseded_by, {_NOW_MS});
 END;
 """
     + "".join(
         f"""
 CREATE TRIGGER vectors_team_{name} AFTER {event} ON vectors
 WHEN {" OR ".join(_vector_of_own_shared(kind) for kind in _TEAM_TABLES)} BEGIN
-    INSERT INTO team_outbox (op, kind, row_id, created_at)
-        VALUES ('vector', new.kind, new.row_id, {_NOW_MS});
+    INSERT INTO team_outbox (op, kind, row_id, project, created_at)
+        SELECT 'vector', new.kind, new.row_id, project, {_NOW_MS} FROM (
+            SELECT project FROM observations WHERE new.kind = 'observation' AND id = new.row_id
+            UNION ALL
+            SELECT project FROM session_summaries WHERE new.kind = 'summary' AND id = new.row_id
+        );
 END;
 """
         for name, event in (("ai", "INSERT"), ("au", "UPDATE"))

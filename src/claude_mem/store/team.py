@@ -75,22 +75,23 @@ def share(conn: sqlite3.Connection, project: str) -> int:
     before = outbox_size(conn)
     for kind, table in TABLES.items():
         conn.execute(
-            f"""INSERT INTO team_outbox (op, kind, row_id, created_at)
-                SELECT 'record', ?, id, ? FROM {table}
+            f"""INSERT INTO team_outbox (op, kind, row_id, project, created_at)
+                SELECT 'record', ?, id, project, ? FROM {table}
                 WHERE project = ? AND origin_id IS NULL ORDER BY id""",
             (kind, now_ms(), project),
         )
     for kind, table in TABLES.items():
         conn.execute(
-            f"""INSERT INTO team_outbox (op, kind, row_id, created_at)
-                SELECT 'vector', v.kind, v.row_id, ? FROM vectors v
+            f"""INSERT INTO team_outbox (op, kind, row_id, project, created_at)
+                SELECT 'vector', v.kind, v.row_id, r.project, ? FROM vectors v
                 JOIN {table} r ON r.id = v.row_id
                 WHERE v.kind = ? AND r.project = ? AND r.origin_id IS NULL ORDER BY v.row_id""",
             (now_ms(), kind, project),
         )
     conn.execute(
-        """INSERT INTO team_outbox (op, kind, row_id, origin_id, successor_id, created_at)
-           SELECT 'supersede', 'observation', o.id, o.origin_id, s.id, ?
+        """INSERT INTO team_outbox (op, kind, row_id, project, origin_id, successor_id,
+                                  created_at)
+           SELECT 'supersede', 'observation', o.id, s.project, o.origin_id, s.id, ?
            FROM observations o JOIN observations s ON s.id = o.superseded_by
            WHERE s.project = ? AND s.origin_id IS NULL ORDER BY o.id""",
         (now_ms(), project),
@@ -102,12 +103,7 @@ def unshare(conn: sqlite3.Connection, project: str) -> bool:
     """Stop sharing `project`; what of it still waits in the outbox is dropped. Whether it
     was shared. Rows already pushed stay on the server."""
     removed = conn.execute("DELETE FROM team_shares WHERE project = ?", (project,)).rowcount
-    for kind, table in TABLES.items():
-        conn.execute(
-            f"""DELETE FROM team_outbox WHERE op != 'forget' AND kind = ?
-                AND row_id IN (SELECT id FROM {table} WHERE project = ?)""",
-            (kind, project),
-        )
+    conn.execute("DELETE FROM team_outbox WHERE project = ? AND op != 'forget'", (project,))
     return removed > 0
 
 
@@ -124,19 +120,20 @@ def outbox(conn: sqlite3.Connection, machine: str, limit: int = 1000) -> Outbox:
     or of a project no longer shared, is left out (its tombstone says what to forget)."""
     batch = Outbox()
     entries = conn.execute(
-        "SELECT id, op, kind, row_id, origin_id, successor_id, created_at FROM team_outbox"
-        " ORDER BY id LIMIT ?",
+        "SELECT id, op, kind, row_id, project, origin_id, successor_id, created_at"
+        " FROM team_outbox ORDER BY id LIMIT ?",
         (limit,),
     ).fetchall()
-    for entry_id, op, kind, row_id, origin_id, successor_id, created_at in entries:
+    for entry_id, op, kind, row_id, project, origin_id, successor_id, created_at in entries:
         batch.ids.append(int(entry_id))
         name = origin_id or origin(machine, kind, int(row_id))
         if op == "forget":
-            batch.events.append(TeamEvent(kind="forget", origin_id=name, machine=machine,
-                                          created_at=int(created_at)))  # fmt: skip
+            batch.events.append(TeamEvent(kind="forget", origin_id=name, project=project,
+                                          machine=machine, created_at=int(created_at)))  # fmt: skip
         elif op == "supersede" and _shared_row(conn, "observation", int(successor_id)):
             batch.events.append(TeamEvent(
-                kind="supersede", origin_id=name, machine=machine, created_at=int(created_at),
+                kind="supersede", origin_id=name, project=project, machine=machine,
+                created_at=int(created_at),
                 successor_origin_id=origin(machine, "observation", int(successor_id)),
             ))  # fmt: skip
         elif op == "record":

@@ -55,6 +55,7 @@ class TeamEvent(msgspec.Struct, kw_only=True):
 
     kind: Literal["supersede", "forget"]
     origin_id: str
+    project: str
     successor_origin_id: str | None = None
     machine: str
     created_at: int
