@@ -187,6 +187,18 @@ def ack(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
     conn.executemany("DELETE FROM team_outbox WHERE id = ?", [(i,) for i in ids])
 
 
+def newest_pulled(conn: sqlite3.Connection) -> int | None:
+    """The time (epoch ms) of the newest teammate's record here, if any."""
+    found = [
+        conn.execute(f"SELECT max(created_at) FROM {table} WHERE origin_id IS NOT NULL").fetchone()[
+            0
+        ]
+        for table in TABLES.values()
+    ]
+    times = [int(t) for t in found if t is not None]
+    return max(times) if times else None
+
+
 def cursor(conn: sqlite3.Connection, stream: str) -> Position:
     row = conn.execute("SELECT txid, seq FROM team_cursor WHERE stream = ?", (stream,)).fetchone()
     return START if row is None else (str(row[0]), int(row[1]))
@@ -220,7 +232,8 @@ def apply_pulled(
         applied.records += 1
         applied.newest = max(applied.newest or 0, record.created_at)
     for event in events:
-        applied.events += _apply_event(conn, event, machine)
+        if event.machine != machine:
+            applied.events += _apply_event(conn, event, machine)
     for stream, (txid, seq) in cursors.items():
         conn.execute(
             """INSERT INTO team_cursor (stream, txid, seq) VALUES (?, ?, ?)

@@ -99,14 +99,14 @@ def team_record(
 ) -> TeamRecord:
     """`record` (a stored row, already cleaned) as it leaves this machine."""
     kind: Kind = "observation" if isinstance(record, Observation) else "summary"
-    fields = {name: getattr(record, name) for name in shared_fields(kind)}
+    fields = {name: _storable(getattr(record, name)) for name in shared_fields(kind)}
     return TeamRecord(
         kind=kind,
         origin_id=origin(machine, kind, record.id),
         content_hash=content_hash(kind, fields),
         project=record.project,
         type=record.type if isinstance(record, Observation) else None,
-        title=record.title if isinstance(record, Observation) else record.request,
+        title=_storable(record.title if isinstance(record, Observation) else record.request),
         created_at=record.created_at,
         machine=machine,
         source_session=source_session,
@@ -114,6 +114,17 @@ def team_record(
         fields=fields,
         search_text=search_text(kind, fields),
     )
+
+
+def _storable(value: Any) -> Any:
+    """`value` without NUL characters, which PostgreSQL text and jsonb cannot hold."""
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    if isinstance(value, dict):
+        return {_storable(k): _storable(v) for k, v in value.items()}
+    return value
 
 
 def local_record(team: TeamRecord, session_id: int) -> Observation | Summary:
