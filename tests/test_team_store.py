@@ -244,3 +244,28 @@ def test_search_text_is_what_full_text_indexes() -> None:
     fields = {"title": "T", "facts": ["a", "b"], "request": "R", "learned": "L", "type": "x"}
     assert search_text("observation", fields) == "T\na\nb"
     assert search_text("summary", fields) == "R\nL"
+
+
+def test_what_one_store_pushes_another_applies_as_it_was(db: Database, tmp_path: Path) -> None:
+    sid = session(db, platform="codex")
+    share(db)
+    observation(db, sid, title="found it", facts=["a fact"], files_read=["src/a.py"])
+    with db.write() as conn:
+        insert_summary(conn, Summary(session_id=sid, project="proj", request="fix a",
+                                     learned="how", prompt_number=2))  # fmt: skip
+    batch = team_store.outbox(db.read(), MACHINE)
+    pushed = [msgspec.structs.replace(r, member="bob") for r in batch.records]
+    with Database(tmp_path / "teammate.db") as other:
+        with other.write() as conn:
+            team_store.apply_pulled(conn, pushed, [], {}, machine="m-teammate")
+        theirs = other.read()
+        obs = found(theirs.execute("SELECT * FROM observations").fetchone())
+        assert (obs["title"], obs["facts"], obs["files_read"]) == (
+            "found it", '["a fact"]', '["src/a.py"]')  # fmt: skip
+        assert (obs["author"], obs["source"]) == ("bob", "team")
+        summary = found(theirs.execute("SELECT * FROM session_summaries").fetchone())
+        assert (summary["request"], summary["learned"], summary["prompt_number"]) == (
+            "fix a", "how", 2)  # fmt: skip
+        assert summary["author"] == "bob"
+        assert summary["origin_id"] == pushed[1].origin_id
+        assert summary["session_id"] == obs["session_id"]  # one local session per source session
