@@ -101,7 +101,7 @@ class TeamSync:
         self._last_pull_at: int | None = None
         self._last_error: str | None = None
         self._errors: deque[str] = deque(maxlen=KEPT_ERRORS)
-        self._newest = team_store.newest_pulled(db.read())
+        self._newest: int | None = None  # read by the thread when it starts
         self.pushed = 0
         self.pulled = 0
         self.rounds = 0  # rounds finished without an error
@@ -141,6 +141,9 @@ class TeamSync:
             )
 
     def _run(self) -> None:
+        newest = team_store.newest_pulled(self.db.read())
+        with self._lock:
+            self._newest = max(self._newest or 0, newest or 0) or None
         delay = self.interval_s
         while not self._stopping.is_set():
             try:
