@@ -25,8 +25,10 @@ TYPE_MEANINGS: dict[ObservationType, str] = {
 }
 
 # Where an observation's unit of work came from: the agent's hooks, a transcript read after
-# the fact, an import, git history, or a memory saved by hand (the API, the MCP tool).
-ObservationSource = Literal["hooks", "transcript", "import", "git", "manual"]
+# the fact, an import, git history, a memory saved by hand (the API, the MCP tool), or a
+# teammate's memory pulled from the team server (team/sync.py).
+ObservationSource = Literal["hooks", "transcript", "import", "git", "manual", "team"]
+TEAM_SOURCE: ObservationSource = "team"
 HISTORY_SOURCE: ObservationSource = "git"
 
 
