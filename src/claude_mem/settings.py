@@ -415,6 +415,13 @@ _SPECS: tuple[Spec, ...] = (
         minimum=0,
         maximum=3650,
     ),
+    # Team memory
+    Spec(
+        "CLAUDE_MEM_TEAM_URL",
+        "",
+        "The team server's join URL (claude-mem team join); empty = no team.",
+        secret=True,
+    ),
     # Logging
     Spec(
         "CLAUDE_MEM_LOG_LEVEL",
