@@ -17,6 +17,7 @@ import pytest
 from claude_mem.team import admin, pg
 from tests.net import free_port
 from tests.team_pg import TeamDatabase
+from tests.worker_fixtures import RunningWorker
 
 Names = Callable[[str], str]
 INSERT_RECORD = (
@@ -305,3 +306,37 @@ def test_the_cli_says_what_is_wrong_in_one_line(
     assert status["connected"] is False
     assert "cannot reach" in status["error"]
     assert secret not in done.stdout + done.stderr
+
+
+def test_share_and_unshare_without_a_worker_write_the_store() -> None:
+    from claude_mem.store import team as team_store
+    from claude_mem.store.db import open_database
+
+    done = cli("team", "share", "proj")
+    assert done.returncode == 0, done.stderr
+    assert "sharing proj with the team" in done.stdout
+    assert "proj is shared already" in cli("team", "share", "proj").stdout
+    with open_database() as db:
+        assert team_store.shared(db.read()) == ["proj"]
+    done = cli("team", "unshare", "proj")
+    assert done.returncode == 0, done.stderr
+    with open_database() as db:
+        assert team_store.shared(db.read()) == []
+    assert "proj was not shared" in cli("team", "unshare", "proj").stdout
+
+
+def test_share_and_status_go_through_a_running_worker(
+    worker: RunningWorker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(worker.port))
+    done = cli("team", "share", "proj")
+    assert done.returncode == 0, done.stderr
+    assert worker.client.get("/api/team/status").json()["shared_projects"] == ["proj"]
+    done = cli("team", "status", "--json")
+    assert done.returncode == 0, done.stderr
+    status = json.loads(done.stdout)
+    assert status["source"] == "worker"
+    assert status["configured"] is False
+    assert status["shared_projects"] == ["proj"]
+    assert "proj is not shared any more" in cli("team", "unshare", "proj").stdout
+    assert worker.client.get("/api/team/status").json()["shared_projects"] == []

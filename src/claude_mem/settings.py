@@ -419,8 +419,18 @@ _SPECS: tuple[Spec, ...] = (
     Spec(
         "CLAUDE_MEM_TEAM_URL",
         "",
-        "The team server's join URL (claude-mem team join); empty = no team.",
+        "The team server this worker syncs shared projects with "
+        "(postgresql://MEMBER:PASSWORD@HOST:PORT/DB, from `claude-mem team add-member`); "
+        "empty: no team.",
         secret=True,
+        restart=True,
+    ),
+    Spec(
+        "CLAUDE_MEM_TEAM_SYNC_S",
+        1,
+        "Seconds between team sync rounds (push the outbox, pull the team's rows).",
+        minimum=1,
+        maximum=3600,
     ),
     # Logging
     Spec(

@@ -14,6 +14,7 @@ import json
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -313,29 +314,38 @@ def _call(
 
 
 def _share(args: argparse.Namespace) -> int:
-    """Through the worker when it runs (its sync hears of it at once), else in the store."""
+    """Through the worker when it runs (its sync pushes at once), else in the store."""
+    sharing = args.action == "share"
     worker = _worker()
     if worker is not None:
         status, answer = _call(
             worker, "POST", f"/api/team/{args.action}", {"project": args.project}
         )
-        if status != 200:
+        if status != 200 or not isinstance(answer, dict):
             error = answer.get("error") if isinstance(answer, dict) else None
             raise TeamCommandError(str(error or f"the worker answered HTTP {status}"))
+        changed, queued = bool(answer["changed"]), int(answer["queued"])
     else:
         from claude_mem.store import team as team_store
         from claude_mem.store.db import open_database
 
-        change = team_store.share if args.action == "share" else team_store.unshare
         with open_database() as db, db.write() as conn:
-            change(conn, args.project)
-    if args.action == "share":
+            if sharing:
+                changed = args.project not in team_store.shared(conn)
+                queued = team_store.share(conn, args.project)
+            else:
+                changed, queued = team_store.unshare(conn, args.project), 0
+    if sharing and changed:
         print(
-            f"sharing {args.project} with the team: the worker's sync pushes its records "
-            "(those it has, then each new one) and pulls the team's"
+            f"sharing {args.project} with the team: the worker's sync pushes the {queued} "
+            "records it has, then each new one, and pulls the team's"
         )
-    else:
+    elif sharing:
+        print(f"{args.project} is shared already")
+    elif changed:
         print(f"{args.project} is not shared any more: nothing more of it leaves this machine")
+    else:
+        print(f"{args.project} was not shared")
     return 0
 
 
@@ -359,7 +369,7 @@ def _status(args: argparse.Namespace) -> int:
         print(json.dumps(shown, indent=2))
     else:
         for key, value in shown.items():
-            print(f"{key}: {_shown(value)}")
+            print(f"{key}: {_shown(value, key)}")
     return 1 if shown.get("error") or shown.get("last_error") else 0
 
 
@@ -380,7 +390,9 @@ def _direct_status(url: str) -> dict[str, Any]:
     return report
 
 
-def _shown(value: object) -> str:
+def _shown(value: object, key: str = "") -> str:
+    if key.endswith("_at") and isinstance(value, int):
+        return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(value / 1000))
     if value is None:
         return "-"
     if isinstance(value, list):
