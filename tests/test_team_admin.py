@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import urllib.parse
@@ -278,18 +279,25 @@ def test_the_cli_says_what_is_wrong_in_one_line(
     unreachable = f"postgresql://someone:{secret}@127.0.0.1:{free_port()}/team"
     cases = {
         ("team", "join", "http://example.invalid/x"): "a team URL starts with postgresql://",
-        ("team", "join", unreachable): "cannot reach the team server at",
+        ("team", "join", unreachable): "cannot connect to the team server at",
         ("team", "join", team_db.owner_url): "is not a member of a team there",
         ("team", "add-member", "eve"): "no owner URL: run claude-mem team init URL first",
-        ("team", "init", unreachable): "cannot reach the team server at",
+        ("team", "init", unreachable): "cannot connect to the team server at",
     }
-    for argv, message in cases.items():
-        done = cli(*argv)
-        assert done.returncode == 1, argv
-        assert message in done.stderr, (argv, done.stderr)
-        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-        assert secret not in done.stderr
-        assert team_db.server.password not in done.stderr
+    with socket.socket() as silent:  # accepts connections (the kernel does), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        cases[("team", "join", f"postgresql://someone:{secret}@127.0.0.1:{port}/team")] = (
+            "timeout expired"
+        )
+        for argv, message in cases.items():
+            done = cli(*argv)
+            assert done.returncode == 1, argv
+            assert message in done.stderr, (argv, done.stderr)
+            assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+            assert secret not in done.stderr
+            assert team_db.server.password not in done.stderr
     admin.init(team_db.owner_url)
     member_url = admin.add_member(team_db.owner_url, unique_name("mallory"))
     done = cli("team", "init", member_url)
@@ -304,7 +312,7 @@ def test_the_cli_says_what_is_wrong_in_one_line(
     assert done.returncode == 1
     status = json.loads(done.stdout)
     assert status["connected"] is False
-    assert "cannot reach" in status["error"]
+    assert "cannot connect" in status["error"]
     assert secret not in done.stdout + done.stderr
 
 

@@ -137,7 +137,7 @@ def _server_error(exc: Exception, url: str) -> TeamCommandError:
     if isinstance(exc, psycopg.errors.UndefinedTable | psycopg.errors.InvalidSchemaName):
         text = "no claude-mem team schema on this server: run claude-mem team init URL first"
     elif isinstance(exc, psycopg.OperationalError):
-        text = f"cannot reach the team server at {pg.redact(url)}: {_first_line(exc)}"
+        text = f"cannot connect to the team server at {pg.redact(url)}: {_first_line(exc)}"
     else:
         text = _first_line(exc)
     return TeamCommandError(pg.redact_text(text, url))
@@ -169,7 +169,7 @@ def _init(args: argparse.Namespace) -> int:
     paths.write_private_file(_owner_file(), url + "\n")
     news = f"schema migrated ({', '.join(applied)})" if applied else "schema up to date"
     print(f"team {team!r} ready on {pg.redact(url)}: {news}")
-    print(f"owner URL saved in {_owner_file()} (0600) for add-member and remove-member")
+    print(f"owner URL saved in {_owner_file()} (0600) for add-member, remove-member and members")
     print("next: claude-mem team add-member NAME")
     return 0
 
@@ -218,7 +218,8 @@ def _members(args: argparse.Namespace) -> int:
     ]  # fmt: skip
     if args.json:
         print(json.dumps(rows, indent=2))
-    for row in [] if args.json else rows:
+        return 0
+    for row in rows:
         access = "read-write" if row["can_write"] else "read-only"
         print(f"{row['team']}\t{row['role']}\t{access}\t{row['added_at']}")
     return 0
