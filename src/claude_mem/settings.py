@@ -420,8 +420,8 @@ _SPECS: tuple[Spec, ...] = (
         "CLAUDE_MEM_TEAM_URL",
         "",
         "The team server this worker syncs shared projects with "
-        "(postgresql://MEMBER:PASSWORD@HOST:PORT/DB, from `claude-mem team add-member`); "
-        "empty: no team.",
+        "(postgresql://MEMBER:PASSWORD@HOST:PORT/DB, the join URL the team's owner made "
+        "for this member); empty: no team.",
         secret=True,
         restart=True,
     ),
