@@ -46,7 +46,8 @@ def seed_team_rows(path: Path) -> TeamRows:
                 session_id=own, project=PROJECT, type="discovery", title="Checkout retries twice",
             ))  # fmt: skip
             team_obs, _ = insert_observation(conn, Observation(
-                session_id=team, project=PROJECT, type="decision", title="Payments use idempotency keys",
+                session_id=team, project=PROJECT, type="decision",
+                title="Payments use idempotency keys",
                 narrative="Every charge carries a key so a retried request is charged once.",
             ))  # fmt: skip
             own_sum = insert_summary(conn, Summary(
