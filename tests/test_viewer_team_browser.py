@@ -155,6 +155,10 @@ def test_the_team_panel_shows_sync_status_and_errors_as_text(viewer: TeamViewer)
     status.update(outbox=0, errors=[], last_error=None)
     expect(panel.locator("dt:text-is('Outbox') + dd")).to_have_text("empty")
     expect(panel).to_contain_text("No errors.")
+    # Errors kept as bare messages, newest last, are listed newest first without times.
+    status.update(errors=["first failure", f"second failure {MARKUP}"])
+    expect(errors).to_have_text(["second failure " + MARKUP, "first failure"])
+    assert panel.locator(".team-errors time").count() == 0
     page.close()
 
 

@@ -93,7 +93,7 @@ export function teamSync(status) {
     return [el("p", { class: "hint" },
       "No team configured: join one with ", el("code", { text: "claude-mem team join URL" }), ".")];
   }
-  const errors = [...status.errors].sort((a, b) => b.at - a.at);
+  const errors = recentErrors(status.errors);
   return [
     el("section", { class: "detail-section" }, el("h3", { text: "Sync" }),
       facts([
@@ -115,7 +115,15 @@ export function teamSync(status) {
       status.last_error ? el("p", { class: "error", id: "team-last-error", text: status.last_error }) : null,
       errors.length
         ? el("ol", { class: "team-errors" },
-          errors.map((error) => el("li", {}, when(error.at), " ", error.message)))
+          errors.map(({ at, message }) => el("li", {}, at == null ? null : [when(at), " "], message)))
         : el("p", { class: "hint", text: "No errors." })),
   ];
+}
+
+// Newest first. An entry is {at, message}; a bare message (a sync that keeps no times, newest
+// last) is shown without one.
+function recentErrors(errors) {
+  return [...errors].reverse()
+    .map((error) => (typeof error === "string" ? { at: null, message: error } : error))
+    .sort((a, b) => (b.at ?? 0) - (a.at ?? 0));
 }
