@@ -101,6 +101,7 @@ class Hit:
     superseded_by: int | None = None  # the newer observation that replaced this one
     source: str | None = None  # where an observation came from (`git`: the project's history)
     commit: str | None = None  # a commit observation's hash
+    author: str | None = None  # the team member a row pulled from the team came from
 
     @property
     def label(self) -> str:
@@ -138,6 +139,7 @@ def _hit(row: dict[str, Any], score: float = 0.0) -> Hit:
         superseded_by=row.get("superseded_by"),
         source=row.get("source"),
         commit=row.get("sha"),
+        author=row.get("author"),
     )
 
 

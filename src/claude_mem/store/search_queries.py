@@ -57,6 +57,17 @@ _INDEX_COLUMNS = {
         r.session_id AS session_id, '[]' AS files_modified, '[]' AS files_read,
         length(r.text) AS chars, NULL AS superseded_by, NULL AS source, NULL AS sha""",
 }
+# The member a row pulled from the team came from (NULL for one's own rows): a column of the
+# tables team memory shares (observations, session_summaries), absent from the others.
+AUTHOR = "author"
+
+
+def _index_columns(conn: sqlite3.Connection, kind: Kind) -> str:
+    """The kind's index-row columns, with `author` from its table where the table has one."""
+    authored = conn.execute(
+        "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", (TABLES[kind], AUTHOR)
+    ).fetchone()
+    return f"{_INDEX_COLUMNS[kind]}, {'r.' + AUTHOR if authored else 'NULL'} AS {AUTHOR}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,18 +239,19 @@ def newest(
 ) -> list[dict[str, Any]]:
     """Index rows of `kind` under `filters`, newest first (a search without query text)."""
     where, params, _ = _where(kind, filters)
-    sql = f"""SELECT {_INDEX_COLUMNS[kind]} FROM {_from(kind, True)} WHERE {where}
+    sql = f"""SELECT {_index_columns(conn, kind)} FROM {_from(kind, True)} WHERE {where}
               ORDER BY r.created_at DESC, r.id DESC LIMIT ?"""
     return row_dicts(conn.execute(sql, (*params, limit)))
 
 
 def index_rows(conn: sqlite3.Connection, kind: Kind, ids: list[int]) -> dict[int, dict[str, Any]]:
     """Index rows (id, kind, time, type, title, project, session_id, files_*, chars,
-    superseded_by, source, sha: a commit observation's hash) by id."""
+    superseded_by, source, sha: a commit observation's hash, author) by id."""
     rows: dict[int, dict[str, Any]] = {}
+    columns = _index_columns(conn, kind)
     for start in range(0, len(ids), 500):
         chunk = tuple(ids[start : start + 500])
-        sql = f"""SELECT {_INDEX_COLUMNS[kind]} FROM {_from(kind, True)}
+        sql = f"""SELECT {columns} FROM {_from(kind, True)}
                   WHERE r.id IN ({_marks(chunk)})"""
         rows.update((row["id"], row) for row in row_dicts(conn.execute(sql, chunk)))
     return rows
@@ -297,7 +309,7 @@ def around(
     later: list[dict[str, Any]] = []
     for kind in filters.kinds():
         where, params, _ = _where(kind, filters)
-        base = f"SELECT {_INDEX_COLUMNS[kind]} FROM {_from(kind, True)} WHERE {where}"
+        base = f"SELECT {_index_columns(conn, kind)} FROM {_from(kind, True)} WHERE {where}"
         mine = KIND_ORDER[kind]
         if mine == order:
             is_before, is_after = "(r.created_at, r.id) < (?, ?)", "(r.created_at, r.id) > (?, ?)"
