@@ -28,15 +28,10 @@ class TeamRows:
 
 
 def seed_team_rows(path: Path) -> TeamRows:
-    """Own and team records in the database at `path`. The `author` column is team memory's
-    (migration 0016_team); it is added here only where the schema does not have it yet."""
+    """Own and team records in the database at `path`, the team's as a pull stores them."""
     db = Database(path)
     try:
         with db.write() as conn:
-            for table in TABLES:
-                names = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-                if "author" not in names:
-                    conn.execute(f"ALTER TABLE {table} ADD COLUMN author TEXT")
             own = ensure_session(conn, platform="claude-code", host_session_id="own-1",
                                  project=PROJECT)  # fmt: skip
             team = ensure_session(conn, platform="team", host_session_id="alice-laptop/7",
@@ -49,15 +44,15 @@ def seed_team_rows(path: Path) -> TeamRows:
                 session_id=team, project=PROJECT, type="decision",
                 title="Payments use idempotency keys",
                 narrative="Every charge carries a key so a retried request is charged once.",
+                source="team", author=AUTHOR, origin_id="alice-laptop/observation/7",
             ))  # fmt: skip
             own_sum = insert_summary(conn, Summary(
                 session_id=own, project=PROJECT, request="Find the double retry",
             ))  # fmt: skip
             team_sum = insert_summary(conn, Summary(
                 session_id=team, project=PROJECT, request="Make charges idempotent",
+                author=AUTHOR, origin_id="alice-laptop/summary/3",
             ))  # fmt: skip
-            conn.execute("UPDATE observations SET author = ? WHERE id = ?", (AUTHOR, team_obs))
-            conn.execute("UPDATE session_summaries SET author = ? WHERE id = ?", (AUTHOR, team_sum))
     finally:
         db.close()
     return TeamRows(own_obs, own_sum, prompt, team_obs, team_sum, team)

@@ -36,7 +36,8 @@ _TITLE_PREFIX = 4 * TITLE_CHARS + 1
 # Ranked full-text matches per kind and pass at most: the most recent ones (see
 # fulltext_ranked; bench/search_bench.py measures what a smaller window costs in BM25 terms).
 FTS_WINDOW = 500
-# Index-row columns per kind, all aliased to one shape; `chars` measures the full record.
+# Index-row columns per kind, all aliased to one shape; `chars` measures the full record;
+# `author` is the member a row pulled from the team came from (NULL for one's own rows).
 _INDEX_COLUMNS = {
     "observation": f"""r.id, 'observation' AS kind, r.created_at AS time, r.type AS type,
         r.title AS title, r.project AS project, r.session_id AS session_id,
@@ -44,30 +45,21 @@ _INDEX_COLUMNS = {
         ({" + ".join(f"length(r.{c})" for c in _OBS_TEXT)}) AS chars,
         r.superseded_by AS superseded_by, r.source AS source,
         CASE WHEN r.source = '{HISTORY_SOURCE}' THEN (SELECT g.sha FROM git_commits g
-                                         WHERE g.observation_id = r.id) END AS sha""",
+                                         WHERE g.observation_id = r.id) END AS sha,
+        r.author AS author""",
     "summary": f"""r.id, 'summary' AS kind, r.created_at AS time, 'summary' AS type,
         substr(COALESCE(NULLIF(r.request, ''), NULLIF(r.completed, ''), r.learned), 1,
                {_TITLE_PREFIX}) AS title,
         r.project AS project, r.session_id AS session_id,
         '[]' AS files_modified, '[]' AS files_read,
         ({" + ".join(f"length(r.{c})" for c in _SUMMARY_TEXT)}) AS chars,
-        NULL AS superseded_by, NULL AS source, NULL AS sha""",
+        NULL AS superseded_by, NULL AS source, NULL AS sha, r.author AS author""",
     "prompt": f"""r.id, 'prompt' AS kind, r.created_at AS time, 'prompt' AS type,
         substr(r.text, 1, {_TITLE_PREFIX}) AS title, s.project AS project,
         r.session_id AS session_id, '[]' AS files_modified, '[]' AS files_read,
-        length(r.text) AS chars, NULL AS superseded_by, NULL AS source, NULL AS sha""",
+        length(r.text) AS chars, NULL AS superseded_by, NULL AS source, NULL AS sha,
+        NULL AS author""",
 }
-# The member a row pulled from the team came from (NULL for one's own rows): a column of the
-# tables team memory shares (observations, session_summaries), absent from the others.
-AUTHOR = "author"
-
-
-def _index_columns(conn: sqlite3.Connection, kind: Kind) -> str:
-    """The kind's index-row columns, with `author` from its table where the table has one."""
-    authored = conn.execute(
-        "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", (TABLES[kind], AUTHOR)
-    ).fetchone()
-    return f"{_INDEX_COLUMNS[kind]}, {'r.' + AUTHOR if authored else 'NULL'} AS {AUTHOR}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +231,7 @@ def newest(
 ) -> list[dict[str, Any]]:
     """Index rows of `kind` under `filters`, newest first (a search without query text)."""
     where, params, _ = _where(kind, filters)
-    sql = f"""SELECT {_index_columns(conn, kind)} FROM {_from(kind, True)} WHERE {where}
+    sql = f"""SELECT {_INDEX_COLUMNS[kind]} FROM {_from(kind, True)} WHERE {where}
               ORDER BY r.created_at DESC, r.id DESC LIMIT ?"""
     return row_dicts(conn.execute(sql, (*params, limit)))
 
@@ -248,7 +240,7 @@ def index_rows(conn: sqlite3.Connection, kind: Kind, ids: list[int]) -> dict[int
     """Index rows (id, kind, time, type, title, project, session_id, files_*, chars,
     superseded_by, source, sha: a commit observation's hash, author) by id."""
     rows: dict[int, dict[str, Any]] = {}
-    columns = _index_columns(conn, kind)
+    columns = _INDEX_COLUMNS[kind]
     for start in range(0, len(ids), 500):
         chunk = tuple(ids[start : start + 500])
         sql = f"""SELECT {columns} FROM {_from(kind, True)}
@@ -309,7 +301,7 @@ def around(
     later: list[dict[str, Any]] = []
     for kind in filters.kinds():
         where, params, _ = _where(kind, filters)
-        base = f"SELECT {_index_columns(conn, kind)} FROM {_from(kind, True)} WHERE {where}"
+        base = f"SELECT {_INDEX_COLUMNS[kind]} FROM {_from(kind, True)} WHERE {where}"
         mine = KIND_ORDER[kind]
         if mine == order:
             is_before, is_after = "(r.created_at, r.id) < (?, ?)", "(r.created_at, r.id) > (?, ?)"

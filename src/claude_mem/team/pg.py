@@ -76,13 +76,28 @@ def user_of(url: str) -> str | None:
     return urllib.parse.unquote(name) if name else None
 
 
-def connect(url: str, *, autocommit: bool = False) -> psycopg.Connection[tuple[object, ...]]:
-    """A connection as `url`'s role, failing within CONNECT_TIMEOUT_S when the server is away."""
+def connect(
+    url: str, *, autocommit: bool = False, statement_timeout_s: float | None = None
+) -> psycopg.Connection[tuple[object, ...]]:
+    """A connection as `url`'s role, failing within CONNECT_TIMEOUT_S when the server is away.
+
+    TCP keepalives notice a server that vanished without closing the connection; with
+    `statement_timeout_s` (the sync's and search's connections) no statement waits longer, so
+    a stalled server fails a round instead of hanging it.
+    """
     import psycopg  # noqa: PLC0415 - the driver loads only when a team is used
 
+    limit = (
+        "" if statement_timeout_s is None else f"-c statement_timeout={statement_timeout_s:.0f}s"
+    )
     return psycopg.connect(
         url,
         autocommit=autocommit,
         connect_timeout=CONNECT_TIMEOUT_S,
         application_name=APPLICATION,
+        keepalives=1,
+        keepalives_idle=10,
+        keepalives_interval=5,
+        keepalives_count=3,
+        options=limit,
     )

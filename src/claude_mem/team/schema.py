@@ -4,8 +4,10 @@ Everything lives in the `claude_mem` schema of the team's database. Access contr
 engine's: a member is a PostgreSQL login role, granted `claude_mem_reader` (read) and, unless
 read-only, `claude_mem_writer` (append); row-level security limits every row to the member's
 own team (`claude_mem.current_team()`, the team of `session_user`) and records to the
-projects that team shares. Rows are appended, never rewritten (only a record's embedding is
-filled in later, by its author): forgets and supersede links are rows of `events`. Each row
+projects that team shares: a project is shared while at least one member shares it (one
+`shared_projects` row per member who does). Rows are appended, never rewritten (only a
+record's embedding is filled in later, by its author): forgets and supersede links are rows
+of `events`. Each row
 carries the transaction that wrote it (`txid`), so a reader can take rows in commit-safe
 order: everything below `pg_snapshot_xmin(pg_current_snapshot())` has committed or never will.
 """
@@ -74,7 +76,7 @@ CREATE TABLE claude_mem.shared_projects (
     project text NOT NULL,
     shared_by name NOT NULL DEFAULT session_user,
     shared_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (team_id, project)
+    PRIMARY KEY (team_id, project, shared_by)
 );
 
 -- Code stays searchable: no stemming, no stop words, and paths and identifiers split into
@@ -157,7 +159,7 @@ CREATE POLICY own_team ON claude_mem.shared_projects FOR SELECT
 CREATE POLICY share ON claude_mem.shared_projects FOR INSERT
     WITH CHECK (team_id = claude_mem.current_team() AND shared_by = session_user);
 CREATE POLICY unshare ON claude_mem.shared_projects FOR DELETE
-    USING (team_id = claude_mem.current_team());
+    USING (team_id = claude_mem.current_team() AND shared_by = session_user);
 
 CREATE POLICY read_shared ON claude_mem.records FOR SELECT
     USING (team_id = claude_mem.current_team() AND project IN (

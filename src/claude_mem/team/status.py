@@ -14,6 +14,11 @@ from claude_mem.store import team as team_store
 from claude_mem.team import pg
 
 
+class TeamError(msgspec.Struct, kw_only=True):
+    at: int  # epoch ms
+    message: str  # password redacted
+
+
 class TeamStatus(msgspec.Struct, kw_only=True):
     configured: bool  # a team URL is set
     server: str | None = None  # the team URL, password redacted
@@ -22,7 +27,7 @@ class TeamStatus(msgspec.Struct, kw_only=True):
     last_push_at: int | None = None  # epoch ms of the last push that reached the server
     last_pull_at: int | None = None  # epoch ms of the last pull round that finished
     last_error: str | None = None  # the last round's error; None once a round succeeds
-    errors: list[str] = []  # the last errors, newest last
+    errors: list[TeamError] = []  # the last errors, newest last
     outbox: int = 0  # changes waiting to be pushed
     lag_s: float | None = None  # now − the newest pulled record's time
     shared_projects: list[str] = []

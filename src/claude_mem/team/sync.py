@@ -32,7 +32,7 @@ from claude_mem.store.rows import now_ms
 from claude_mem.team import pg
 from claude_mem.team.records import TeamEvent, TeamRecord, machine_id
 from claude_mem.team.schema import DIMENSIONS
-from claude_mem.team.status import TeamStatus, local_status
+from claude_mem.team.status import TeamError, TeamStatus, local_status
 
 if TYPE_CHECKING:
     import psycopg
@@ -41,6 +41,7 @@ PUSH_BATCH = 1000  # outbox rows per server transaction
 PULL_BATCH = 1000  # server rows per read
 APPLY_CHUNK = 200  # pulled rows per local transaction: the writer is never held long
 MAX_BACKOFF_S = 30.0
+STATEMENT_TIMEOUT_S = 30.0  # a round's longest statement: a stalled server fails the round
 KEPT_ERRORS = 10
 RECORDS, EVENTS = "records", "events"
 
@@ -58,7 +59,10 @@ UPDATE claude_mem.records SET embedding = %s::vector
 WHERE team_id = claude_mem.current_team() AND origin_id = %s AND member = session_user"""
 _SHARE = """
 INSERT INTO claude_mem.shared_projects (project) VALUES (%s)
-ON CONFLICT (team_id, project) DO NOTHING"""
+ON CONFLICT (team_id, project, shared_by) DO NOTHING"""
+_UNSHARE = """
+DELETE FROM claude_mem.shared_projects WHERE shared_by = session_user AND project = %s"""
+_MY_SHARES = "SELECT project FROM claude_mem.shared_projects WHERE shared_by = session_user"
 # Own rows come without their body: they only move the cursor.
 _PULL_RECORDS = """
 SELECT txid::text, seq, member, machine,
@@ -100,7 +104,7 @@ class TeamSync:
         self._last_push_at: int | None = None
         self._last_pull_at: int | None = None
         self._last_error: str | None = None
-        self._errors: deque[str] = deque(maxlen=KEPT_ERRORS)
+        self._errors: deque[TeamError] = deque(maxlen=KEPT_ERRORS)
         self._newest: int | None = None  # read by the thread when it starts
         self.pushed = 0
         self.pulled = 0
@@ -160,7 +164,7 @@ class TeamSync:
         message = pg.redact_text(f"{type(exc).__name__}: {exc}".strip(), self.url)
         with self._lock:
             self._last_error = message
-            self._errors.append(message)
+            self._errors.append(TeamError(at=now_ms(), message=message))
         log.warn("team", "sync round failed; retrying", server=pg.redact(self.url), error=message)
 
     # -- one round ---------------------------------------------------------------------------
@@ -179,7 +183,7 @@ class TeamSync:
 
     def _connection(self) -> psycopg.Connection[tuple[object, ...]]:
         if self._conn is None or self._conn.closed:
-            conn = pg.connect(self.url, autocommit=True)
+            conn = pg.connect(self.url, autocommit=True, statement_timeout_s=STATEMENT_TIMEOUT_S)
             row = conn.execute(
                 "SELECT name FROM claude_mem.teams WHERE id = claude_mem.current_team()"
             ).fetchone()
@@ -196,16 +200,28 @@ class TeamSync:
             except Exception as exc:  # a broken connection may fail to close: it is gone anyway
                 log.debug("team", "closing the server connection failed", error=str(exc))
 
+    def _shares(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+        """The server's list of projects this member shares made equal to the local one:
+        `team share` adds a project, `team unshare` takes this member's share away (the team
+        still sees the project while another member shares it)."""
+        wanted = set(team_store.shared(self.db.read()))
+        held = {str(row[0]) for row in conn.execute(_MY_SHARES)}
+        if wanted == held:
+            return
+        with conn.transaction(), conn.cursor() as cur:
+            if wanted - held:
+                cur.executemany(_SHARE, [(project,) for project in sorted(wanted - held)])
+            if held - wanted:
+                cur.executemany(_UNSHARE, [(project,) for project in sorted(held - wanted)])
+
     def _push(self, conn: psycopg.Connection[tuple[object, ...]]) -> int:
         """One outbox batch to the server; the outbox rows it covered."""
         batch = team_store.outbox(self.db.read(), self.machine, PUSH_BATCH)
+        self._shares(conn)  # after the batch is read: the projects of its records are listed
         if not batch.ids:
             return 0
         vectors = [v for v in batch.vectors if len(v.values) == DIMENSIONS]
         with conn.transaction(), conn.cursor() as cur:
-            projects = sorted({record.project for record in batch.records})
-            if projects:
-                cur.executemany(_SHARE, [(project,) for project in projects])
             if batch.records:
                 cur.executemany(_INSERT_RECORD, [_record_row(r) for r in batch.records])
             if batch.events:

@@ -115,15 +115,12 @@ export function teamSync(status) {
       status.last_error ? el("p", { class: "error", id: "team-last-error", text: status.last_error }) : null,
       errors.length
         ? el("ol", { class: "team-errors" },
-          errors.map(({ at, message }) => el("li", {}, at == null ? null : [when(at), " "], message)))
+          errors.map(({ at, message }) => el("li", {}, when(at), " ", message)))
         : el("p", { class: "hint", text: "No errors." })),
   ];
 }
 
-// Newest first. An entry is {at, message}; a bare message (a sync that keeps no times, newest
-// last) is shown without one.
+// Newest first: the worker keeps {at, message} entries oldest first.
 function recentErrors(errors) {
-  return [...errors].reverse()
-    .map((error) => (typeof error === "string" ? { at: null, message: error } : error))
-    .sort((a, b) => (b.at ?? 0) - (a.at ?? 0));
+  return [...errors].reverse();
 }
