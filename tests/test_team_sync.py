@@ -5,7 +5,6 @@ nothing while the worker keeps answering."""
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,9 +12,8 @@ from typing import Any
 
 import httpx2
 import pytest
-from psycopg import sql
 
-from claude_mem.team import embedded, pg, schema
+from claude_mem.team import admin, embedded, pg, schema
 from tests.net import free_port, worker_pids
 from tests.polling import wait_until
 from tests.team_pg import TeamDatabase
@@ -24,29 +22,9 @@ from tests.worker_process import Env
 
 
 def add_member(owner_url: str, team: str, role: str) -> str:
-    """A member of `team` (made if new) as `team add-member` makes one; their join URL."""
-    password = secrets.token_hex(12)
-    with pg.connect(owner_url, autocommit=True) as conn:
-        conn.execute(
-            "INSERT INTO claude_mem.teams (name) VALUES (%s) ON CONFLICT (name) DO NOTHING",
-            (team,),
-        )
-        conn.execute(
-            sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
-                sql.Identifier(role), sql.Literal(password)
-            )
-        )
-        conn.execute(
-            sql.SQL("GRANT {}, {} TO {}").format(
-                sql.Identifier(schema.READER), sql.Identifier(schema.WRITER), sql.Identifier(role)
-            )
-        )
-        conn.execute(
-            "INSERT INTO claude_mem.members (role, team_id, can_write)"
-            " SELECT %s, id, true FROM claude_mem.teams WHERE name = %s",
-            (role, team),
-        )
-    return pg.with_credentials(owner_url, role, password)
+    """A member of `team` (made if new), as `team init` and `team add-member` make one."""
+    admin.init(owner_url, team)
+    return admin.add_member(owner_url, role, team)
 
 
 def server_rows(owner_url: str, query: str) -> list[tuple[Any, ...]]:
@@ -214,3 +192,27 @@ def test_server_stopped_mid_run_loses_and_doubles_nothing(
         assert server_rows(owner_url, count)[0] == (10, 10)
         assert wait_until(lambda: sync.status().last_error is None, 60)
         assert len(sync.status().errors) >= 1
+
+
+def test_unshare_takes_only_ones_own_share_off_the_server(
+    team_db: TeamDatabase,
+    unique_name: Callable[[str], str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    team, alice, bob = unique_name("team"), unique_name("alice"), unique_name("bob")
+    alice_url = add_member(team_db.owner_url, team, alice)
+    bob_url = add_member(team_db.owner_url, team, bob)
+    shares = "SELECT project, shared_by FROM claude_mem.shared_projects ORDER BY shared_by"
+    records = "SELECT count(*) FROM claude_mem.records"
+    with team_worker(monkeypatch, alice_url) as a, pg.connect(bob_url, autocommit=True) as b:
+        a.client.post("/api/team/share", json={"project": "proj"})
+        remember(a.client, "proj", "kept", "text")
+        assert wait_until(lambda: server_rows(team_db.owner_url, records) == [(1,)], 30)
+        assert server_rows(team_db.owner_url, shares) == [("proj", alice)]
+        b.execute("INSERT INTO claude_mem.shared_projects (project) VALUES ('proj')")
+        assert a.client.post("/api/team/unshare", json={"project": "proj"}).status_code == 200
+        assert wait_until(lambda: server_rows(team_db.owner_url, shares) == [("proj", bob)], 30)
+        assert b.execute(records).fetchone() == (1,)  # bob still shares it: the team sees it
+        b.execute("DELETE FROM claude_mem.shared_projects WHERE project = 'proj'")
+        assert b.execute(records).fetchone() == (0,)  # nobody shares it: nobody reads it
+        assert server_rows(team_db.owner_url, records) == [(1,)]  # kept, as every row is
