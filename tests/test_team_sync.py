@@ -5,6 +5,7 @@ nothing while the worker keeps answering."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -109,8 +110,12 @@ def test_shared_memory_reaches_a_teammate_once_with_its_author(
         assert "pw" not in copy["narrative"]
 
         assert b.post("/api/team/share", json={"project": "proj"}).status_code == 200
+        since = a.state.stream.last_id
         remember(b, "proj", "bob's finding", "the scheduler holds the lock")
         assert wait_until(lambda: "bob's finding" in titles(a.client), 30)
+        announced = [json.loads(frame) for _, frame in a.state.stream.backlog(since) or []]
+        cards = [e["observation"] for e in announced if e["type"] == "new_observation"]
+        assert [(c["title"], c["author"]) for c in cards] == [("bob's finding", bob)]  # live
         assert titles(a.client) == ["bob's finding", "not shared", "retry budget"]
         assert wait_until(lambda: a.state.team is not None and a.state.team.rounds >= 2, 10)
         assert titles(a.client) == ["bob's finding", "not shared", "retry budget"]  # no echo

@@ -61,6 +61,7 @@ class Applied:
     records: int = 0
     events: int = 0
     newest: int | None = None  # the newest pulled record's time (epoch ms)
+    observation_ids: list[int] = field(default_factory=list)  # the observations stored now
 
 
 def share(conn: sqlite3.Connection, project: str) -> int:
@@ -226,7 +227,9 @@ def apply_pulled(
         sessions[record.source_session] = session_id
         row = local_record(record, session_id)
         if isinstance(row, Observation):
-            insert_observation(conn, row, redact=redact)
+            obs_id, created = insert_observation(conn, row, redact=redact)
+            if created:
+                applied.observation_ids.append(obs_id)
         else:
             insert_summary(conn, row, redact=redact)
         applied.records += 1

@@ -88,7 +88,7 @@ class TeamSync:
         url: str,
         *,
         interval_s: float = 1.0,
-        on_pulled: Callable[[], None] = lambda: None,
+        on_pulled: Callable[[list[int]], None] = lambda ids: None,
     ) -> None:
         self.db = db
         self.url = pg.check_url(url)
@@ -278,7 +278,7 @@ class TeamSync:
             if applied.newest is not None:
                 self._newest = max(self._newest or 0, applied.newest)
         if applied.records:
-            self._on_pulled()
+            self._on_pulled(applied.observation_ids)
 
 
 def _one(row: tuple[Any, ...] | None) -> Any:

@@ -24,6 +24,7 @@ from claude_mem.settings import Settings
 from claude_mem.settings import load as load_settings
 from claude_mem.store import Database
 from claude_mem.store import queue as queue_store
+from claude_mem.store.observations import get_observation
 from claude_mem.team.sync import TeamSync
 from claude_mem.worker.history_refresh import HistoryRefresh
 from claude_mem.worker.ingest import Ingest
@@ -188,13 +189,23 @@ class WorkerState:
                 db,
                 url,
                 interval_s=self.settings.get_int("CLAUDE_MEM_TEAM_SYNC_S"),
-                on_pulled=self.embedding.notify if self.embedding else lambda: None,
+                on_pulled=lambda ids: self._team_pulled(db, ids),
             )
         except ValueError as exc:
             log.warn("team", "team sync off: the team URL is not usable", error=str(exc))
             return None
         sync.start()
         return sync
+
+    def _team_pulled(self, db: Database, observation_ids: list[int]) -> None:
+        """Teammates' rows just stored: the embedder has new rows, the viewer new cards."""
+        if self.embedding is not None:
+            self.embedding.notify()
+        conn = db.read()
+        for obs_id in observation_ids:
+            row = get_observation(conn, obs_id)
+            if row is not None:
+                self.stream.publish("new_observation", observation=row)
 
     def _session_started(self, project: ProjectIdentity) -> None:
         """A new session: its project's git history may have moved, a spool may wait."""
