@@ -68,6 +68,8 @@ MAX_DEPTH = 50
 NO_FILTERS = SearchFilters()
 
 Mode = Literal["hybrid", "fulltext", "recent"]
+Found = tuple[tuple[Kind, int], float]
+"""A source's match: (kind, id) and its value there (BM25 relevance or cosine), higher better."""
 
 
 class VectorIndexLike(Protocol):
@@ -184,26 +186,15 @@ class HybridSearcher:
         wanted = filters.kinds(kinds)
         if not query.strip():
             return self._recent(wanted, filters, limit, offset)
-        sources = self._sources(wanted, query, filters)
-        vector_used = len(sources) > 1
-        scores: dict[tuple[Kind, int], float] = {}
-        for weight, ranked_keys in sources:
-            for key, rank, ratio in ranked_keys:
-                share = KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
-                scores[key] = scores.get(key, 0.0) + share
+        fulltext, vectors = self._sources(wanted, query, filters)
+        scores = fuse(query, fulltext, vectors)
         observations = [record_id for kind, record_id in scores if kind == "observation"]
         for record_id in sq.superseded(self.conn, observations):
             scores["observation", record_id] *= SUPERSEDED_WEIGHT
-        mode: Mode = "hybrid" if vector_used else "fulltext"
-        ranked = sorted(scores.items(), key=lambda item: -item[1])
+        mode: Mode = "hybrid" if vectors is not None else "fulltext"
         end = offset + limit
-        if len(ranked) > end:
-            # Recency breaks ties, so keep every record tied with the page's last score.
-            boundary = ranked[end - 1][1]
-            ranked = [item for item in ranked if item[1] >= boundary]
-        hits = self._hydrate(ranked)
-        hits.sort(key=lambda h: (-h.score, -h.time, KIND_ORDER[h.kind], -h.id))
-        return SearchResult(hits[offset:end], mode, len(scores) > end)
+        hits = self._hydrate(page_candidates(scores, end))
+        return SearchResult(sorted(hits, key=fused_order)[offset:end], mode, len(scores) > end)
 
     def timeline(
         self,
@@ -256,46 +247,37 @@ class HybridSearcher:
 
     def _sources(
         self, kinds: Sequence[Kind], query: str, filters: SearchFilters
-    ) -> list[tuple[float, list[tuple[tuple[Kind, int], int, float]]]]:
-        """(weight, ranked keys) per source. With vectors, the full-text half runs in a pool
-        thread, on that thread's own connection, while this one embeds the query, applies the
-        filters and scans the index (SQLite, numpy and ONNX release the GIL), so a search
-        costs about the slower half, not the sum."""
+    ) -> tuple[list[Found], list[Found] | None]:
+        """(full-text, vector) matches; vectors None when they can't answer. With vectors,
+        the full-text half runs in a pool thread, on that thread's own connection, while this
+        one embeds the query, applies the filters and scans the index (SQLite, numpy and ONNX
+        release the GIL), so a search costs about the slower half, not the sum."""
         if self.vectors is None:
-            return [(FULLTEXT_WEIGHT, self._fulltext(kinds, query, filters))]
+            return self._fulltext(kinds, query, filters), None
         pending = _pool().submit(self._fulltext, kinds, query, filters)
         try:
             vector = self._query_vector(query)
             vectors = self._vectors(kinds, vector, filters) if vector is not None else None
         finally:
             fulltext = pending.result()
-        if vectors is None:
-            return [(FULLTEXT_WEIGHT, fulltext)]
-        prose = not names_exact(query)
-        return [(PROSE_FULLTEXT_WEIGHT if prose else FULLTEXT_WEIGHT, fulltext),
-                (VECTOR_WEIGHT, vectors)]  # fmt: skip
+        return fulltext, vectors
 
-    def _fulltext(
-        self, kinds: Sequence[Kind], query: str, filters: SearchFilters
-    ) -> list[tuple[tuple[Kind, int], int, float]]:
-        found = [
+    def _fulltext(self, kinds: Sequence[Kind], query: str, filters: SearchFilters) -> list[Found]:
+        return [
             ((kind, record_id), relevance)
             for kind in kinds
             for record_id, relevance in sq.fulltext_ranked(
                 self.conn, kind, query, filters, self.candidates
             )
         ]
-        return _ranks(found)
 
-    def _vectors(
-        self, kinds: Sequence[Kind], vector: Any, filters: SearchFilters
-    ) -> list[tuple[tuple[Kind, int], int, float]]:
-        found: list[tuple[tuple[Kind, int], float]] = []
+    def _vectors(self, kinds: Sequence[Kind], vector: Any, filters: SearchFilters) -> list[Found]:
+        found: list[Found] = []
         for kind in kinds:
             similar = dict(self._vector_hits(kind, vector, filters))
             kept = sq.keep_allowed(self.conn, kind, list(similar), filters)
             found += [((kind, record_id), similar[record_id]) for record_id in kept]
-        return _ranks(found)
+        return found
 
     def _vector_hits(
         self, kind: Kind, vector: Any, filters: SearchFilters
@@ -362,9 +344,44 @@ def _pool() -> ThreadPoolExecutor:
         return _POOL
 
 
-def _ranks(
-    found: Sequence[tuple[tuple[Kind, int], float]],
-) -> list[tuple[tuple[Kind, int], int, float]]:
+def fuse(
+    query: str, fulltext: Sequence[Found], vectors: Sequence[Found] | None
+) -> dict[tuple[Kind, int], float]:
+    """The reciprocal-rank fusion of the module docstring: each key's summed score over the
+    sources (`vectors` None when they did not answer), before any supersede weighting. Local
+    and team search (team/search.py) both rank through it."""
+    if vectors is None:
+        sources = [(FULLTEXT_WEIGHT, fulltext)]
+    else:
+        prose = not names_exact(query)
+        sources = [(PROSE_FULLTEXT_WEIGHT if prose else FULLTEXT_WEIGHT, fulltext),
+                   (VECTOR_WEIGHT, vectors)]  # fmt: skip
+    scores: dict[tuple[Kind, int], float] = {}
+    for weight, found in sources:
+        for key, rank, ratio in _ranks(found):
+            share = KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
+            scores[key] = scores.get(key, 0.0) + share
+    return scores
+
+
+def page_candidates(
+    scores: dict[tuple[Kind, int], float], end: int
+) -> list[tuple[tuple[Kind, int], float]]:
+    """The keys a page ending at `end` can hold, best first: the top `end`, and every key
+    tied with the last of them (recency breaks ties, after hydration: `fused_order`)."""
+    ranked = sorted(scores.items(), key=lambda item: -item[1])
+    if len(ranked) > end:
+        boundary = ranked[end - 1][1]
+        ranked = [item for item in ranked if item[1] >= boundary]
+    return ranked
+
+
+def fused_order(hit: Hit) -> tuple[float, int, int, int]:
+    """The fused ranking's order: score, then the newer record."""
+    return -hit.score, -hit.time, KIND_ORDER[hit.kind], -hit.id
+
+
+def _ranks(found: Sequence[Found]) -> list[tuple[tuple[Kind, int], int, float]]:
     """Keys ranked across kinds by score, best first, each with its score's share of the
     best; equal scores share a rank (1, 2, 2, 4), so recency decides between them."""
     ordered = sorted(found, key=lambda item: -item[1])
