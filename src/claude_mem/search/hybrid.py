@@ -103,6 +103,8 @@ class Hit:
     superseded_by: int | None = None  # the newer observation that replaced this one
     source: str | None = None  # where an observation came from (`git`: the project's history)
     commit: str | None = None  # a commit observation's hash
+    author: str | None = None  # the teammate who wrote a team record (team/search.py)
+    origin_id: str | None = None  # a team record's id on the team server
 
     @property
     def label(self) -> str:
@@ -124,7 +126,8 @@ class Timeline:
     anchor_time: int
 
 
-def _hit(row: dict[str, Any], score: float = 0.0) -> Hit:
+def index_hit(row: dict[str, Any], score: float = 0.0) -> Hit:
+    """A search index line from a row of `search_queries` shape (team search builds one)."""
     files = list(dict.fromkeys([*row.get("files_modified", []), *row.get("files_read", [])]))
     return Hit(
         id=row["id"],
@@ -140,6 +143,8 @@ def _hit(row: dict[str, Any], score: float = 0.0) -> Hit:
         superseded_by=row.get("superseded_by"),
         source=row.get("source"),
         commit=row.get("sha"),
+        author=row.get("author"),
+        origin_id=row.get("origin_id"),
     )
 
 
@@ -216,7 +221,7 @@ class HybridSearcher:
             row = sq.record_time(self.conn, cast(Kind, what), value)  # a kind: checked above
             if row is None:
                 return None
-            record = _hit(row)
+            record = index_hit(row)
             key = _order(record)
             project = record.project
         elif what == "session":
@@ -229,14 +234,15 @@ class HybridSearcher:
         if not filters.projects and project:
             filters = replace(filters, projects=(project,))
         earlier, later = sq.around(self.conn, key, filters, before=before, after=after)
-        older = sorted((_hit(r) for r in earlier), key=_order, reverse=True)[:before]
-        newer = sorted((_hit(r) for r in later), key=_order)[:after]
+        older = sorted((index_hit(r) for r in earlier), key=_order, reverse=True)[:before]
+        newer = sorted((index_hit(r) for r in later), key=_order)[:after]
         items = [*reversed(older), *([record] if record else []), *newer]
         return Timeline(items, len(older) if record else None, key[0])
 
     # --- internals ----------------------------------------------------------------------
 
-    def _query_vector(self, query: str) -> Any | None:
+    def query_vector(self, query: str) -> Any | None:
+        """The query's embedding; None without vectors, while the model loads, or on error."""
         if self.vectors is None:
             return None
         try:
@@ -256,7 +262,7 @@ class HybridSearcher:
             return self._fulltext(kinds, query, filters), None
         pending = _pool().submit(self._fulltext, kinds, query, filters)
         try:
-            vector = self._query_vector(query)
+            vector = self.query_vector(query)
             vectors = self._vectors(kinds, vector, filters) if vector is not None else None
         finally:
             fulltext = pending.result()
@@ -307,7 +313,7 @@ class HybridSearcher:
     ) -> SearchResult:
         end = offset + limit
         rows = [row for kind in kinds for row in sq.newest(self.conn, kind, filters, end + 1)]
-        hits = sorted((_hit(r) for r in rows), key=_order, reverse=True)
+        hits = sorted((index_hit(r) for r in rows), key=_order, reverse=True)
         return SearchResult(hits[offset:end], "recent", len(hits) > end)
 
     def _hydrate(self, ranked: list[tuple[tuple[Kind, int], float]]) -> list[Hit]:
@@ -319,7 +325,7 @@ class HybridSearcher:
             for kind, ids in by_kind.items()
             for record_id, row in sq.index_rows(self.conn, kind, ids).items()
         }
-        return [_hit(rows[key], score) for key, score in ranked if key in rows]
+        return [index_hit(rows[key], score) for key, score in ranked if key in rows]
 
 
 def similar(
