@@ -99,7 +99,8 @@ def _where(filters: SearchFilters, kinds: Sequence[Kind]) -> tuple[str, list[obj
             "EXISTS (SELECT 1 FROM jsonb_array_elements_text("
             "COALESCE(r.body->'fields'->'files_read', '[]')"
             " || COALESCE(r.body->'fields'->'files_modified', '[]')) AS f(path)"
-            " WHERE f.path = ANY(%s) OR starts_with(f.path, ANY(%s)))"
+            " WHERE f.path = ANY(%s) OR EXISTS (SELECT 1 FROM unnest(%s::text[]) AS d(folder)"
+            " WHERE starts_with(f.path, d.folder)))"
         )
         params += [list(filters.files), folders]
     return " AND ".join(clauses), params
