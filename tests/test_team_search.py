@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from claude_mem.search.embed import Embedder
-from claude_mem.search.hybrid import fuse
-from claude_mem.store.search_queries import SearchFilters
+from claude_mem.search.hybrid import MIN_SIMILARITY, fuse
+from claude_mem.store.search_queries import Kind, SearchFilters
 from claude_mem.team import pg, schema
 from claude_mem.team import search as team_search
 from tests.net import DeadPort, free_port
@@ -27,6 +27,7 @@ from tests.worker_process import run_cli
 
 T0 = 1_700_000_000_000
 PASSWORD = "pw-team-search"
+KINDS: dict[str, Kind] = {"observation": "observation", "summary": "summary"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,8 +180,10 @@ def test_team_scores_are_the_local_fusion_of_the_servers_ranks(
                 FROM claude_mem.records, (SELECT {words} AS q) words""",
             (literal, "settings", "file", "crash", "deploys"),
         ).fetchall()
-    fulltext = [((kind, seq), rank) for seq, kind, rank, _, hit in rows if hit]
-    vectors = [((kind, seq), sim) for seq, kind, _, sim, _ in rows if sim >= 0.25]
+    keys: list[tuple[Kind, int]] = [(KINDS[str(row[1])], int(str(row[0]))) for row in rows]
+    fulltext = [(key, float(str(r[2]))) for key, r in zip(keys, rows, strict=True) if r[4]]
+    similar = [(key, float(str(r[3]))) for key, r in zip(keys, rows, strict=True)]
+    vectors = [(key, value) for key, value in similar if value >= MIN_SIMILARITY]
     expected = fuse(query, fulltext, vectors)
     assert {(h.kind, h.id): h.score for h in result.hits} == {
         key: round(score, 6) for key, score in expected.items()
