@@ -106,20 +106,7 @@ def _where(filters: SearchFilters, kinds: Sequence[Kind]) -> tuple[str, list[obj
     return " AND ".join(clauses), params
 
 
-def _any_words(query: str) -> tuple[str, list[object]]:
-    """A tsquery matching any of the query's words (and the parts of its paths and
-    identifiers), as an SQL expression; ("", []) when nothing in it counts."""
-    words = distinctive_terms(query)
-    if not words:
-        return "", []
-    one = "plainto_tsquery('claude_mem.code', claude_mem.code_words(%s))"
-    return " || ".join([one] * len(words)), list(words)
-
-
-def _all_words(query: str) -> tuple[str, list[object]]:
-    words = distinctive_terms(query)
-    text = " ".join(words)
-    return "plainto_tsquery('claude_mem.code', claude_mem.code_words(%s))", [text]
+_WORDS = "plainto_tsquery('claude_mem.code', claude_mem.code_words(%s))"
 
 
 def _fulltext(
@@ -129,33 +116,35 @@ def _fulltext(
     params: list[object],
     kinds: Sequence[Kind],
 ) -> list[Found]:
-    """(kind, seq) and ts_rank_cd of the best full-text matches, per kind."""
-    anyq, any_params = _any_words(query)
-    if not anyq:
+    """(kind, seq) and ts_rank_cd of the best full-text matches, per kind.
+
+    The query's words are constants of the statement (not a CTE's values), so the planner
+    sees them and can use the GIN index: any word (an OR of each word's tsquery: a path or an
+    identifier's parts all together), and, with several words, all of them."""
+    words = distinctive_terms(query)
+    if not words:
         return []
-    allq, all_params = _all_words(query)
+    any_q, any_params = " || ".join([_WORDS] * len(words)), list(words)
+    windows = [(any_q, any_params)]
+    if len(words) > 1:
+        windows.append((_WORDS, [" ".join(words)]))
+    selects = [
+        f"(SELECT r.seq FROM claude_mem.records r WHERE r.tsv @@ ({q}) AND {where}"
+        " ORDER BY r.seq DESC LIMIT %s)"
+        for q, _ in windows
+    ]
+    window_params = [p for q_params in windows for p in (*q_params[1], *params, FTS_WINDOW)]
     # The newest FTS_WINDOW matches of any word, and the newest FTS_WINDOW holding them all.
     sql = f"""
-        WITH q AS (SELECT ({anyq}) AS any_q, ({allq}) AS all_q),
-        window_any AS (
-            SELECT r.seq, r.kind, r.tsv FROM claude_mem.records r, q
-            WHERE r.tsv @@ q.any_q AND {where} ORDER BY r.seq DESC LIMIT %s),
-        window_all AS (
-            SELECT r.seq, r.kind, r.tsv FROM claude_mem.records r, q
-            WHERE r.tsv @@ q.all_q AND {where} ORDER BY r.seq DESC LIMIT %s),
-        scored AS (
-            SELECT w.seq, w.kind, ts_rank_cd(w.tsv, q.any_q) AS relevance
-            FROM (SELECT * FROM window_any UNION SELECT * FROM window_all) w, q),
-        ranked AS (
-            SELECT seq, kind, relevance,
-                   row_number() OVER (PARTITION BY kind ORDER BY relevance DESC, seq DESC) AS n
-            FROM scored)
-        SELECT kind, seq, relevance FROM ranked WHERE n <= %s
+        SELECT kind, seq, relevance FROM (
+            SELECT r.kind, r.seq, ts_rank_cd(r.tsv, ({any_q})) AS relevance,
+                   row_number() OVER (PARTITION BY r.kind
+                                      ORDER BY ts_rank_cd(r.tsv, ({any_q})) DESC, r.seq DESC) AS n
+            FROM claude_mem.records r
+            WHERE r.seq IN ({" UNION ".join(selects)})) ranked
+        WHERE n <= %s
     """
-    rows = conn.execute(
-        sql,
-        [*any_params, *all_params, *params, FTS_WINDOW, *params, FTS_WINDOW, CANDIDATES],
-    ).fetchall()
+    rows = conn.execute(sql, [*any_params, *any_params, *window_params, CANDIDATES]).fetchall()
     return [((_kind(kind, kinds), int(seq)), float(rel)) for kind, seq, rel in rows]
 
 
