@@ -110,6 +110,12 @@ BENCHMARKS = (
         quick=("--commits", "5000"),
     ),
     Benchmark(
+        "team",
+        "team_bench.py",
+        "Team memory: search and push on PostgreSQL + pgvector",
+        quick=("--rows", "20000", "--push", "5000"),
+    ),
+    Benchmark(
         "history-quality",
         "history_quality.py",
         "History recall: commit reasons found by questions in other words",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -93,6 +93,10 @@ Anchor = Annotated[
     int | str | None,
     Field(description="record to center on: an observation id (12), S<id>, P<id>, or a date"),
 ]
+Scope = Annotated[
+    Literal["local", "team"] | None,
+    Field(description="team: search the team server's memory beyond the local copy"),
+]
 AnchorQuery = Annotated[str | None, Field(description="center on the best match instead")]
 Depth = Annotated[int, Field(ge=0, le=50)]
 Ids = Annotated[
@@ -155,8 +159,10 @@ def build_server(tools: MemoryTools | None = None) -> Any:
         type: TypeFilter = None,
         since: Since = None,
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        *,
+        scope: Scope = None,
     ) -> str:
-        return await run(memory.search, query, project, type, since, limit)
+        return await run(memory.search, query, project, type, since, limit, scope=scope)
 
     @server.tool(description=TIMELINE, structured_output=False)
     async def timeline(

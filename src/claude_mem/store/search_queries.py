@@ -37,7 +37,8 @@ _TITLE_PREFIX = 4 * TITLE_CHARS + 1
 # fulltext_ranked; bench/search_bench.py measures what a smaller window costs in BM25 terms).
 FTS_WINDOW = 500
 # Index-row columns per kind, all aliased to one shape; `chars` measures the full record;
-# `author` is the member a row pulled from the team came from (NULL for one's own rows).
+# `author` and `origin_id`: the member a row pulled from the team came from and its id on
+# the team server (NULL for one's own rows).
 _INDEX_COLUMNS = {
     "observation": f"""r.id, 'observation' AS kind, r.created_at AS time, r.type AS type,
         r.title AS title, r.project AS project, r.session_id AS session_id,
@@ -46,19 +47,20 @@ _INDEX_COLUMNS = {
         r.superseded_by AS superseded_by, r.source AS source,
         CASE WHEN r.source = '{HISTORY_SOURCE}' THEN (SELECT g.sha FROM git_commits g
                                          WHERE g.observation_id = r.id) END AS sha,
-        r.author AS author""",
+        r.author AS author, r.origin_id AS origin_id""",
     "summary": f"""r.id, 'summary' AS kind, r.created_at AS time, 'summary' AS type,
         substr(COALESCE(NULLIF(r.request, ''), NULLIF(r.completed, ''), r.learned), 1,
                {_TITLE_PREFIX}) AS title,
         r.project AS project, r.session_id AS session_id,
         '[]' AS files_modified, '[]' AS files_read,
         ({" + ".join(f"length(r.{c})" for c in _SUMMARY_TEXT)}) AS chars,
-        NULL AS superseded_by, NULL AS source, NULL AS sha, r.author AS author""",
+        NULL AS superseded_by, NULL AS source, NULL AS sha, r.author AS author,
+        r.origin_id AS origin_id""",
     "prompt": f"""r.id, 'prompt' AS kind, r.created_at AS time, 'prompt' AS type,
         substr(r.text, 1, {_TITLE_PREFIX}) AS title, s.project AS project,
         r.session_id AS session_id, '[]' AS files_modified, '[]' AS files_read,
         length(r.text) AS chars, NULL AS superseded_by, NULL AS source, NULL AS sha,
-        NULL AS author""",
+        NULL AS author, NULL AS origin_id""",
 }
 
 

@@ -1,0 +1,364 @@
+"""Team search: the team's records on its PostgreSQL server, ranked as local search ranks.
+
+Asked for when a query wants team memory beyond the local copy (`/api/search?scope=team`,
+`claude-mem search --team`, the MCP tool's `scope`). It runs as the connected member, so
+row-level security decides what comes back: the member's team, its shared projects.
+
+Two candidate lists, as locally (`search.hybrid`): full text (`tsv @@` the query's words,
+ranked with `ts_rank_cd`) and vectors (cosine distance to the query's embedding through the
+HNSW index, `MIN_SIMILARITY` as the floor), each bounded by `CANDIDATES` per kind, then fused
+by `hybrid.fuse` — the same function local search calls. Full text works as locally: any of
+the query's words matches; the newest `FTS_WINDOW` matches are scored, and the newest
+`FTS_WINDOW` records holding every word, so a frequent word costs a bounded scan and never
+pushes out a record that has them all. Forgotten records (a `forget` event) never come back;
+superseded ones weigh `SUPERSEDED_WEIGHT`.
+
+Filters (`SearchFilters`) the server answers: projects, types, concepts, files (a path or a
+folder, in files read or modified), since/until and platforms. A local session id means
+nothing there (`TeamSearchError`). Prompts never leave their machine: only observations and
+summaries are searched.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from claude_mem import log
+from claude_mem.search.hybrid import (
+    CANDIDATES,
+    MIN_SIMILARITY,
+    NO_FILTERS,
+    SUPERSEDED_WEIGHT,
+    Found,
+    Hit,
+    SearchResult,
+    fuse,
+    fused_order,
+    index_hit,
+    page_candidates,
+)
+from claude_mem.store.fulltext import clip_query, distinctive_terms
+from claude_mem.store.search_queries import FTS_WINDOW, Kind, SearchFilters
+from claude_mem.team import pg
+
+if TYPE_CHECKING:
+    import psycopg
+
+TEAM_KINDS: tuple[Kind, ...] = ("observation", "summary")
+SOURCE = "team"  # a team hit's `source`, as pulled team rows have locally
+STATEMENT_TIMEOUT_MS = 10_000  # a search that outlives this is answered with an error
+# HNSW explores this many neighbours per search (pgvector's default is 40): enough for the
+# candidates asked, and iterative scans go further when row-level security or a filter drops
+# rows (pgvector ≥ 0.8; older servers ignore the setting's absence, see `_vector_settings`).
+EF_SEARCH = CANDIDATES
+
+
+class TeamSearchError(RuntimeError):
+    """The search could not run: `status` 400 (a filter the server can't answer), 409 (no
+    team configured) or 502 (the server is unreachable or failed: a gateway's error, not the
+    worker's own 503, which clients retry while the store opens); the message says which."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _where(filters: SearchFilters, kinds: Sequence[Kind]) -> tuple[str, list[object]]:
+    """SQL conditions on records `r` for `filters`, and their parameters."""
+    if filters.session_id is not None:
+        raise TeamSearchError(400, "a session id is local: team search can't filter by it")
+    clauses = [
+        "r.kind = ANY(%s)",
+        "NOT EXISTS (SELECT 1 FROM claude_mem.events e WHERE e.team_id = r.team_id"
+        " AND e.kind = 'forget' AND e.origin_id = r.origin_id)",
+    ]
+    params: list[object] = [list(kinds)]
+    if filters.projects:
+        clauses.append("r.project = ANY(%s)")
+        params.append(list(filters.projects))
+    if filters.types:
+        clauses.append("r.type = ANY(%s)")
+        params.append(list(filters.types))
+    if filters.since is not None:
+        clauses.append("r.created_at >= %s")
+        params.append(filters.since)
+    if filters.until is not None:
+        clauses.append("r.created_at <= %s")
+        params.append(filters.until)
+    if filters.platforms:
+        clauses.append("r.body->>'platform' = ANY(%s)")
+        params.append(list(filters.platforms))
+    if filters.concepts:
+        clauses.append("COALESCE(r.body->'fields'->'concepts', '[]') ?| %s")
+        params.append(list(filters.concepts))
+    if filters.files:
+        folders = [path.rstrip("/") + "/" for path in filters.files]
+        clauses.append(
+            "EXISTS (SELECT 1 FROM jsonb_array_elements_text("
+            "COALESCE(r.body->'fields'->'files_read', '[]')"
+            " || COALESCE(r.body->'fields'->'files_modified', '[]')) AS f(path)"
+            " WHERE f.path = ANY(%s) OR EXISTS (SELECT 1 FROM unnest(%s::text[]) AS d(folder)"
+            " WHERE starts_with(f.path, d.folder)))"
+        )
+        params += [list(filters.files), folders]
+    return " AND ".join(clauses), params
+
+
+_WORDS = "plainto_tsquery('claude_mem.code', claude_mem.code_words(%s))"
+
+
+def _fulltext(
+    conn: psycopg.Connection[tuple[Any, ...]],
+    query: str,
+    where: str,
+    params: list[object],
+    kinds: Sequence[Kind],
+) -> list[Found]:
+    """(kind, seq) and ts_rank_cd of the best full-text matches, per kind.
+
+    The query's words are constants of the statement (not a CTE's values), so the planner
+    sees them and can use the GIN index: any word (an OR of each word's tsquery: a path or an
+    identifier's parts all together), and, with several words, all of them."""
+    words = distinctive_terms(query)
+    if not words:
+        return []
+    any_q, any_params = " || ".join([_WORDS] * len(words)), list(words)
+    windows = [(any_q, any_params)]
+    if len(words) > 1:
+        windows.append((_WORDS, [" ".join(words)]))
+    selects = [
+        f"(SELECT r.seq FROM claude_mem.records r WHERE r.tsv @@ ({q}) AND {where}"
+        " ORDER BY r.seq DESC LIMIT %s)"
+        for q, _ in windows
+    ]
+    window_params = [p for q_params in windows for p in (*q_params[1], *params, FTS_WINDOW)]
+    # The newest FTS_WINDOW matches of any word, and the newest FTS_WINDOW holding them all.
+    sql = f"""
+        SELECT kind, seq, relevance FROM (
+            SELECT r.kind, r.seq, ts_rank_cd(r.tsv, ({any_q})) AS relevance,
+                   row_number() OVER (PARTITION BY r.kind
+                                      ORDER BY ts_rank_cd(r.tsv, ({any_q})) DESC, r.seq DESC) AS n
+            FROM claude_mem.records r
+            WHERE r.seq IN ({" UNION ".join(selects)})) ranked
+        WHERE n <= %s
+    """
+    rows = conn.execute(sql, [*any_params, *any_params, *window_params, CANDIDATES]).fetchall()
+    return [((_kind(kind, kinds), int(seq)), float(rel)) for kind, seq, rel in rows]
+
+
+def _vectors(
+    conn: psycopg.Connection[tuple[Any, ...]],
+    vector: Sequence[float],
+    where: str,
+    params: list[object],
+    kinds: Sequence[Kind],
+) -> list[Found]:
+    """(kind, seq) and cosine similarity of the nearest records, per kind, above the floor."""
+    literal = "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+    found: list[Found] = []
+    for kind in kinds:
+        rows = conn.execute(
+            f"""SELECT seq, 1 - distance FROM (
+                    SELECT r.seq, r.embedding <=> %s::vector AS distance
+                    FROM claude_mem.records r
+                    WHERE r.embedding IS NOT NULL AND {where} AND r.kind = %s
+                    ORDER BY distance LIMIT %s) nearest
+                ORDER BY distance""",
+            [literal, *params, kind, CANDIDATES],
+        ).fetchall()
+        found += [((kind, int(seq)), float(s)) for seq, s in rows if float(s) >= MIN_SIMILARITY]
+    return found
+
+
+def _kind(value: str, kinds: Sequence[Kind]) -> Kind:
+    return next(k for k in kinds if k == value)
+
+
+def _superseded(conn: psycopg.Connection[tuple[Any, ...]], seqs: list[int]) -> set[int]:
+    """Of these records, the ones a newer record superseded."""
+    if not seqs:
+        return set()
+    rows = conn.execute(
+        """SELECT r.seq FROM claude_mem.records r JOIN claude_mem.events e
+               ON e.team_id = r.team_id AND e.kind = 'supersede' AND e.origin_id = r.origin_id
+           WHERE r.seq = ANY(%s)""",
+        [seqs],
+    ).fetchall()
+    return {int(row[0]) for row in rows}
+
+
+def _hits(
+    conn: psycopg.Connection[tuple[Any, ...]], ranked: list[tuple[tuple[Kind, int], float]]
+) -> list[Hit]:
+    score = {seq: value for (_, seq), value in ranked}
+    if not score:
+        return []
+    rows = conn.execute(
+        """SELECT seq, kind, created_at, type, title, project, member, origin_id,
+                  body->'fields'->'files_modified', body->'fields'->'files_read',
+                  length(search_text)
+           FROM claude_mem.records WHERE seq = ANY(%s)""",
+        [list(score)],
+    ).fetchall()
+    return [_hit(row, score[int(row[0])]) for row in rows]
+
+
+def _hit(row: tuple[Any, ...], score: float) -> Hit:
+    seq, kind, created_at, type_, title, project, member, origin_id, modified, read, chars = row
+    return index_hit(
+        {
+            "id": int(seq),
+            "kind": kind,
+            "time": int(created_at),
+            "type": type_ or kind,
+            "title": title,
+            "project": project,
+            "session_id": 0,  # a team record belongs to no local session
+            "files_modified": _strings(modified),
+            "files_read": _strings(read),
+            "chars": chars,
+            "source": SOURCE,
+            "author": member,
+            "origin_id": origin_id,
+        },
+        score,
+    )
+
+
+def _strings(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _recent(
+    conn: psycopg.Connection[tuple[Any, ...]],
+    where: str,
+    params: list[object],
+    limit: int,
+    offset: int,
+) -> SearchResult:
+    end = offset + limit
+    rows = conn.execute(
+        f"SELECT r.seq FROM claude_mem.records r WHERE {where}"
+        " ORDER BY r.created_at DESC, r.seq DESC LIMIT %s",
+        [*params, end + 1],
+    ).fetchall()
+    hits = _hits(conn, [(("observation", int(row[0])), 0.0) for row in rows])
+    hits.sort(key=lambda h: (-h.time, -h.id))
+    return SearchResult(hits[offset:end], "recent", len(hits) > end)
+
+
+def search_team(
+    conn: psycopg.Connection[tuple[Any, ...]],
+    query: str,
+    vector: Sequence[float] | None,
+    filters: SearchFilters = NO_FILTERS,
+    *,
+    kinds: Iterable[Kind] = TEAM_KINDS,
+    limit: int = 20,
+    offset: int = 0,
+) -> SearchResult:
+    """The page [offset, offset + limit) of the team's fused ranking, on `conn` (a member's
+    connection, not in a transaction); `vector` is the query's embedding, None for full text
+    only. One read-only transaction, so both halves see the same rows."""
+    limit, offset = max(1, limit), max(0, offset)
+    query = clip_query(query)
+    wanted = tuple(k for k in filters.kinds(kinds) if k in TEAM_KINDS)
+    if not wanted:
+        return SearchResult([], "recent" if not query.strip() else "fulltext", False)
+    where, params = _where(filters, wanted)
+    with conn.transaction():
+        conn.execute("SET TRANSACTION READ ONLY")
+        conn.execute(f"SET LOCAL statement_timeout = {STATEMENT_TIMEOUT_MS}")
+        if not query.strip():
+            return _recent(conn, where, params, limit, offset)
+        fulltext = _fulltext(conn, query, where, params, wanted)
+        vectors = None
+        if vector is not None:
+            _vector_settings(conn)
+            vectors = _vectors(conn, vector, where, params, wanted)
+        scores = fuse(query, fulltext, vectors)
+        observations = [seq for kind, seq in scores if kind == "observation"]
+        for seq in _superseded(conn, observations):
+            scores["observation", seq] *= SUPERSEDED_WEIGHT
+        end = offset + limit
+        hits = _hits(conn, page_candidates(scores, end))
+    hits.sort(key=fused_order)
+    return SearchResult(hits[offset:end], "hybrid" if vectors is not None else "fulltext",
+                        len(scores) > end)  # fmt: skip
+
+
+def _vector_settings(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    """This transaction's HNSW search width, and iterative scans where pgvector has them."""
+    conn.execute(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")
+    version = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+    row = version.fetchone()
+    if row and tuple(int(p) for p in str(row[0]).split(".")[:2]) >= (0, 8):
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+
+
+class TeamSearcher:
+    """Searches the team server at `url` on one connection, opened on first use, reused
+    under a lock, and opened again after an error (one per worker: `searcher`)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._lock = threading.Lock()
+        self._conn: psycopg.Connection[tuple[Any, ...]] | None = None
+
+    def search(
+        self,
+        query: str,
+        vector: Sequence[float] | None,
+        filters: SearchFilters = NO_FILTERS,
+        *,
+        kinds: Iterable[Kind] = TEAM_KINDS,
+        limit: int = 20,
+        offset: int = 0,
+    ) -> SearchResult:
+        """As `search_team`; TeamSearchError (502, the password redacted) when the server
+        can't be reached or fails, within the connect timeout when it is away."""
+        import psycopg  # noqa: PLC0415 - the driver loads only when a team is used
+
+        with self._lock:
+            try:
+                if self._conn is None or self._conn.closed:
+                    self._conn = pg.connect(self.url)
+                return search_team(
+                    self._conn, query, vector, filters, kinds=kinds, limit=limit, offset=offset
+                )
+            except psycopg.Error as exc:
+                self._drop()
+                message = pg.redact_text(str(exc).strip() or type(exc).__name__, self.url)
+                log.warn("team", "team search failed", server=pg.redact(self.url), error=message)
+                raise TeamSearchError(502, f"the team server did not answer: {message}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+
+_searchers: dict[str, TeamSearcher] = {}
+_searchers_lock = threading.Lock()
+
+
+def searcher(url: str) -> TeamSearcher:
+    """This process's searcher for `url`: 409 TeamSearchError when no team is configured."""
+    if not url.strip():
+        raise TeamSearchError(
+            409,
+            "team search needs CLAUDE_MEM_TEAM_URL (join a team: claude-mem team join URL)",
+        )
+    with _searchers_lock:
+        found = _searchers.get(url)
+        if found is None:
+            found = _searchers[url] = TeamSearcher(url)
+        return found
