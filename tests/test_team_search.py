@@ -21,6 +21,7 @@ from claude_mem.store.search_queries import Kind, SearchFilters
 from claude_mem.team import pg, schema
 from claude_mem.team import search as team_search
 from tests.net import DeadPort, free_port
+from tests.polling import wait_until
 from tests.team_pg import TeamDatabase
 from tests.worker_fixtures import RunningWorker, running_worker
 from tests.worker_process import run_cli
@@ -275,16 +276,23 @@ def test_an_unreachable_server_is_an_error_not_a_hang(dead: DeadPort) -> None:
 
 @pytest.fixture
 def team_worker(
-    alice: Member, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[RunningWorker]:  # vectors off: full text, exact results
-    monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")
-    monkeypatch.setenv("CLAUDE_MEM_TEAM_URL", alice.url)
+    team_db: TeamDatabase, unique_name: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[RunningWorker]:
+    """A teammate's worker (another member, sharing nothing itself) whose sync round ran at
+    start and waits an hour: what is pushed afterwards is on the server, not pulled here."""
+    bob = add_member(team_db, unique_name("bob"), "core", ())
+    monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")  # full text: exact results
+    monkeypatch.setenv("CLAUDE_MEM_TEAM_URL", bob.url)
+    monkeypatch.setenv("CLAUDE_MEM_TEAM_SYNC_S", "3600")
     with running_worker() as running:
+        sync = running.state.team
+        assert sync is not None
+        assert wait_until(lambda: sync.rounds >= 1, 30)
         yield running
 
 
 def test_the_search_route_answers_from_the_team_server(
-    team_worker: RunningWorker, alice: Member, embedder: Embedder
+    alice: Member, team_worker: RunningWorker, embedder: Embedder
 ) -> None:
     push(alice, embedder, RETRY, CACHE)
     local = team_worker.client.get("/api/search", params={"query": "parse_retry_after"})

@@ -129,6 +129,13 @@ CREATE TABLE claude_mem.events (
 CREATE INDEX events_pull ON claude_mem.events (team_id, txid, seq);
 """
 
+# The member's team and its shared projects, computed once per statement (an InitPlan), not
+# once per row: a correlated subquery and a SECURITY DEFINER call per row made every scan by a
+# member several times slower (bench/team_bench.py).
+_TEAM = "team_id = (SELECT claude_mem.current_team())"
+_SHARED = """project = ANY (ARRAY(SELECT s.project FROM claude_mem.shared_projects s
+        WHERE s.team_id = (SELECT claude_mem.current_team())))"""
+
 # Who may do what. Reading and appending are separate grants; row-level security then limits
 # every statement to the member's team (and records to its shared projects).
 _ACCESS = f"""
@@ -161,44 +168,22 @@ CREATE POLICY share ON claude_mem.shared_projects FOR INSERT
 CREATE POLICY unshare ON claude_mem.shared_projects FOR DELETE
     USING (team_id = claude_mem.current_team() AND shared_by = session_user);
 
-CREATE POLICY read_shared ON claude_mem.records FOR SELECT
-    USING (team_id = claude_mem.current_team() AND project IN (
-        SELECT s.project FROM claude_mem.shared_projects s WHERE s.team_id = records.team_id));
+CREATE POLICY read_shared ON claude_mem.records FOR SELECT USING ({_TEAM} AND {_SHARED});
 CREATE POLICY append_own ON claude_mem.records FOR INSERT
-    WITH CHECK (team_id = claude_mem.current_team() AND member = session_user AND project IN (
-        SELECT s.project FROM claude_mem.shared_projects s WHERE s.team_id = records.team_id));
+    WITH CHECK ({_TEAM} AND member = session_user AND {_SHARED});
 CREATE POLICY embed_own ON claude_mem.records FOR UPDATE
     USING (team_id = claude_mem.current_team() AND member = session_user)
     WITH CHECK (team_id = claude_mem.current_team() AND member = session_user);
 
-CREATE POLICY read_shared ON claude_mem.events FOR SELECT
-    USING (team_id = claude_mem.current_team() AND project IN (
-        SELECT s.project FROM claude_mem.shared_projects s WHERE s.team_id = events.team_id));
+CREATE POLICY read_shared ON claude_mem.events FOR SELECT USING ({_TEAM} AND {_SHARED});
 CREATE POLICY append_own ON claude_mem.events FOR INSERT
     WITH CHECK (team_id = claude_mem.current_team() AND member = session_user);
-"""
-
-# The same policies, with the member's team and its shared projects computed once per
-# statement (an InitPlan) instead of once per row: a correlated subquery and a SECURITY DEFINER
-# call per row made every scan by a member several times slower (bench/team_bench.py).
-_SHARED = """project = ANY (ARRAY(SELECT s.project FROM claude_mem.shared_projects s
-        WHERE s.team_id = (SELECT claude_mem.current_team())))"""
-_TEAM = "team_id = (SELECT claude_mem.current_team())"
-_POLICIES_ONCE = f"""
-DROP POLICY read_shared ON claude_mem.records;
-CREATE POLICY read_shared ON claude_mem.records FOR SELECT USING ({_TEAM} AND {_SHARED});
-DROP POLICY append_own ON claude_mem.records;
-CREATE POLICY append_own ON claude_mem.records FOR INSERT
-    WITH CHECK ({_TEAM} AND member = session_user AND {_SHARED});
-DROP POLICY read_shared ON claude_mem.events;
-CREATE POLICY read_shared ON claude_mem.events FOR SELECT USING ({_TEAM} AND {_SHARED});
 """
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_roles", _ROLES),
     Migration("0002_tables", _TABLES),
     Migration("0003_access", _ACCESS),
-    Migration("0004_policies_once_per_statement", _POLICIES_ONCE),
 )
 
 _LOCK = 0x636C6D  # an advisory lock id of our own: concurrent `team init`s migrate one at a time

@@ -362,3 +362,12 @@ def searcher(url: str) -> TeamSearcher:
         if found is None:
             found = _searchers[url] = TeamSearcher(url)
         return found
+
+
+def close_searchers() -> None:
+    """Close every searcher's connection (the worker, as it stops)."""
+    with _searchers_lock:
+        found = list(_searchers.values())
+        _searchers.clear()
+    for each in found:
+        each.close()

@@ -229,6 +229,9 @@ class WorkerState:
             if task is not None and not task.done():
                 task.cancel()
         self.ingest = None
+        from claude_mem.team.search import close_searchers  # noqa: PLC0415
+
+        close_searchers()
         if self.recovery is not None:
             recovery, self.recovery = self.recovery, None
             await asyncio.to_thread(recovery.stop)
