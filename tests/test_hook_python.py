@@ -63,7 +63,7 @@ def hook_python_checks() -> list[dict[str, str]]:
 
 
 def test_the_venvs_python_is_the_first_candidate_and_answers_the_probe() -> None:
-    assert BASE_PY and BASE_PY != VENV_PY
+    assert BASE_PY not in ("", VENV_PY)
     entry = HookCommand.current().entry
     found = hook_python.candidates(VENV_PY)
     assert found[0] == VENV_PY

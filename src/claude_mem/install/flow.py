@@ -87,13 +87,9 @@ def _plan(
 def _command(opts: Options) -> tuple[HookCommand, str]:
     """This install's hook command, and why its hooks run the interpreter they do: an install
     (re)chooses it."""
-    command = HookCommand.current()
     if opts.action != "install":
-        return command, ""
-    from claude_mem import settings  # noqa: PLC0415
-
-    forced = settings.load().get_str(hook_python.SETTING)
-    command, choice = hook_python.chosen(command, forced)
+        return HookCommand.current(), ""
+    command, choice = hook_python.chosen()
     return command, choice.why
 
 

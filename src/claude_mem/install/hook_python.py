@@ -156,9 +156,13 @@ def _again(found: Probe, entry: str) -> Probe:
     return new if new.problem else replace(found, ms=min(found.ms, new.ms))
 
 
-def chosen(command: HookCommand, forced: str = "") -> tuple[HookCommand, Choice]:
-    """`command` with the hooks' interpreter chosen (see choose)."""
-    choice = choose(command, forced)
+def chosen() -> tuple[HookCommand, Choice]:
+    """This installation's hook command with the interpreter `claude-mem install` chooses
+    (CLAUDE_MEM_HOOK_PYTHON, from settings or the environment, forces it)."""
+    from claude_mem import settings  # noqa: PLC0415
+
+    command = HookCommand.current()
+    choice = choose(command, settings.load().get_str(SETTING))
     return HookCommand(command.python, command.entry, choice.python), choice
 
 
