@@ -170,6 +170,8 @@ def main() -> None:
             worker.wait(20)
     counts = stats["counts"] if isinstance(stats, dict) else {}
     print(f"hooks run with {command.runner}: {choice.why}.")
+    for found in choice.probes:
+        print(f"- {found.python}: {found.problem or f'probe min {found.ms:.1f} ms'}")
     print(
         f"{args.runs} runs per hook after {args.warmup} warm-up runs; "
         f"{counts.get('observations', '?')} observations stored; "

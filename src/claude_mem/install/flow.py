@@ -188,8 +188,8 @@ def _after_install(
         version_check.write_install_marker()
     except OSError as exc:
         print(f"warning: cannot write the install marker: {exc}", file=err)
-    line = shlex.join(command.argv("<platform>", "<event>")).replace("'<", "<").replace(">'", ">")
-    print(f"hooks run: {line}" + (f" ({why})" if why else ""), file=out)
+    line = shlex.join(command.argv("", "")[:-2])  # the platform and event come last
+    print(f"hooks run: {line} <platform> <event>" + (f" ({why})" if why else ""), file=out)
     try:
         if not opts.worker:
             host, port = lifecycle.address()
