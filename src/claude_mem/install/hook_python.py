@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -56,9 +56,9 @@ class Choice:
     probes: tuple[Probe, ...] = ()
 
 
-def candidates(venv_python: str, environ: Mapping[str, str] | None = None) -> list[str]:
+def candidates(venv_python: str) -> list[str]:
     """The venv's python first, then the others that exist, one per real binary."""
-    path = (os.environ if environ is None else environ).get("PATH", os.defpath)
+    path = os.environ.get("PATH", os.defpath)
     found = [
         venv_python,
         getattr(sys, "_base_executable", ""),
