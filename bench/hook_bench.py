@@ -3,9 +3,11 @@
     .venv/bin/python bench/hook_bench.py [--runs 30] [--observations 3000] [--pause-ms 50]
 
 Stores N observations for the benchmark project directly through claude_mem.store, starts a
-real worker on a free port in a temporary data dir, then times
-`python -I -S .../hooks/entry.py claude-code EVENT < payload` (process start to exit, payload
-on stdin, answer read) for each hook, after warm-up runs, and prints a Markdown table.
+real worker on a free port in a temporary data dir, then times the hook command
+`claude-mem install` would write (`<python> -I -S .../hooks/entry.py claude-code EVENT <
+payload`, with the interpreter the installer chooses: install/hook_python.py) from process
+start to exit, payload on stdin, answer read, for each hook after warm-up runs, beside
+`<that python> -I -S -c pass`, and prints a Markdown table.
 Floors (issue 17): every command hook p50 ≤ 25 ms, SessionStart (which injects the context of
 the stored observations) p50 ≤ 40 ms.
 """
@@ -27,7 +29,8 @@ from pathlib import Path
 import msgspec.structs
 
 from claude_mem import __version__
-from claude_mem.hooks.command import entry_path, event_arg
+from claude_mem.hooks.command import event_arg
+from claude_mem.install import hook_python
 from claude_mem.store import Database
 from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
@@ -104,6 +107,7 @@ def main() -> None:
     parser.add_argument("--observations", type=int, default=3000)
     parser.add_argument("--pause-ms", type=float, default=50.0)
     args = parser.parse_args()
+    command, choice = hook_python.chosen()  # before the bench's data dir: the user's settings
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         data_dir, project = root / "data", root / "bench-proj"
@@ -136,7 +140,7 @@ def main() -> None:
             results: dict[str, list[float]] = {event: [] for event in HOOKS}
             cpu: dict[str, list[float]] = {event: [] for event in HOOKS}
             bare: list[float] = []
-            baseline = [sys.executable, "-I", "-S", "-c", "pass"]
+            baseline = [command.runner, "-I", "-S", "-c", "pass"]
             context_chars = 0
             # Round-robin, so passing load on the machine hits every hook alike; a pause after
             # each run lets the worker finish what the hook queued (agents don't fire hooks
@@ -146,8 +150,8 @@ def main() -> None:
                 if n >= args.warmup:
                     bare.append(ms)
                 for event in HOOKS:
-                    argv = [sys.executable, "-I", "-S", entry_path(), "claude-code"]
-                    ms, used, out = time_run([*argv, event_arg(event)], payload(event, n, cwd), env)
+                    argv = command.argv("claude-code", event_arg(event))
+                    ms, used, out = time_run(argv, payload(event, n, cwd), env)
                     if n >= args.warmup:
                         results[event].append(ms)
                         cpu[event].append(used)
@@ -165,11 +169,14 @@ def main() -> None:
             worker.terminate()
             worker.wait(20)
     counts = stats["counts"] if isinstance(stats, dict) else {}
+    print(f"hooks run with {command.runner}: {choice.why}.")
+    for found in choice.probes:
+        print(f"- {found.python}: {found.problem or f'probe min {found.ms:.1f} ms'}")
     print(
         f"{args.runs} runs per hook after {args.warmup} warm-up runs; "
         f"{counts.get('observations', '?')} observations stored; "
         f"SessionStart injected {context_chars} characters; "
-        f"`python -I -S -c pass` p50 {statistics.median(bare):.1f} ms.\n"
+        f"its `-I -S -c pass` p50 {statistics.median(bare):.1f} ms.\n"
     )
     print("| hook | p50 | p95 | min | CPU p50 | floor (p50) |")
     print("|---|---|---|---|---|---|")

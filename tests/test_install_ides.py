@@ -69,6 +69,9 @@ def env(
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         monkeypatch.setenv(name, str(tmp_path / "xdg" / name.lower()))
     monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", PORT)
+    # The pinned command lines name the venv's python: the choice among interpreters is
+    # test_hook_python's; here it is forced, as a user may.
+    monkeypatch.setenv("CLAUDE_MEM_HOOK_PYTHON", PY)
     monkeypatch.chdir(e.project)
     monkeypatch.setattr(mcp, "available", lambda: False)  # today's default, made explicit
     return e

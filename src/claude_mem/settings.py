@@ -320,6 +320,12 @@ _SPECS: tuple[Spec, ...] = (
         maximum=300_000,
     ),
     Spec(
+        "CLAUDE_MEM_HOOK_PYTHON",
+        "",
+        "The Python that runs command hooks (CPython 3.11 or later); empty = `claude-mem install` "
+        "picks the fastest that runs them. Needs `claude-mem install`.",
+    ),
+    Spec(
         "CLAUDE_MEM_SPOOL_MAX_BYTES",
         8 << 20,
         "Bytes of events hooks keep in the data dir's spool while no worker can start; "

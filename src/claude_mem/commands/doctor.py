@@ -82,6 +82,8 @@ def checks() -> list[dict[str, str]]:
     add(*_worker(loaded))
     for check in _http_hooks():
         add(*check)
+    for check in _hook_python():
+        add(*check)
     add(*_spool())
     add(*_embeddings(loaded))
     if (embedder := embedding_health.doctor_check()) is not None:
@@ -152,6 +154,17 @@ def _http_hooks() -> list[tuple[str, str, str]]:
     except OSError:
         return []
     return doctor_checks(home, cwd, os.environ)
+
+
+def _hook_python() -> list[tuple[str, str, str]]:
+    """The interpreters the installed command hooks run: still there, still able to run them."""
+    from claude_mem.install.hook_python import doctor_checks
+
+    try:
+        cwd: str | None = os.getcwd()
+    except OSError:
+        cwd = None
+    return doctor_checks(cwd)
 
 
 def _spool() -> tuple[str, str, str]:

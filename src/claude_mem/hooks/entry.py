@@ -2,19 +2,34 @@
 
 Hosts run this once per agent event, so it starts the interpreter with -I -S (no site-packages
 scan, no user environment): it then finds our package from its own location and imports only
-the standard library plus our stdlib-only modules. `claude-mem hook <platform> <event>` runs the
-same main().
+the standard library plus our stdlib-only modules, so any CPython >= 3.11 can run it. Before
+the platform, `--worker-python PATH` names the venv's python for a worker the hook starts (when
+another interpreter runs the hook); `--probe` alone answers whether this interpreter can run
+hooks (hooks/probe.py). `claude-mem hook <platform> <event>` runs the same main().
 """
 
 import os
 import sys
 
+WORKER_PYTHON_FLAG = "--worker-python"
+PROBE_FLAG = "--probe"
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run one hook (see hooks.runner); returns the exit code for the host."""
-    from claude_mem.hooks.runner import run  # noqa: PLC0415 - after the path is set up
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == [WORKER_PYTHON_FLAG] and len(args) > 1:
+        from claude_mem.worker import interpreter  # noqa: PLC0415 - after the path is set up
 
-    return run(sys.argv[1:] if argv is None else list(argv))
+        interpreter.use(args[1])
+        args = args[2:]
+    if args == [PROBE_FLAG]:
+        from claude_mem.hooks import probe  # noqa: PLC0415
+
+        return probe.main()
+    from claude_mem.hooks.runner import run  # noqa: PLC0415
+
+    return run(args)
 
 
 if __name__ == "__main__":

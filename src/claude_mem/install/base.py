@@ -1,10 +1,11 @@
 """What every IDE module shares: where we are installing, the hook command, and a Target.
 
-The hook command is `<interpreter> -I -S <package>/hooks/entry.py <platform> <HostEvent>`,
-quoted for POSIX shells. The interpreter is `sys.executable` made absolute but not resolved:
-resolving a venv's `python` symlink would leave the venv, and the worker a hook may start runs
-with that same interpreter and needs the venv's packages. It is never a `python3` looked up on
-PATH nor a pyenv shim (a shim runs a shell before every hook).
+The hook command is hooks/command.py's (`<interpreter> -I -S <package>/hooks/entry.py
+<platform> <HostEvent>`), quoted for POSIX shells. `python` is `sys.executable` made absolute
+but not resolved: resolving a venv's `python` symlink would leave the venv, and the worker and
+MCP server run with it and need the venv's packages. The hooks may run under another,
+faster-starting interpreter (`install.hook_python`); never a pyenv shim on PATH unless it wins
+the probe and the timing.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from claude_mem.hooks import command as hook_command
 from claude_mem.hooks import installed
 from claude_mem.hooks.installed import MARKER
 
@@ -38,10 +40,12 @@ def is_ours(command: object) -> bool:
 
 @dataclass(frozen=True)
 class HookCommand:
-    """The interpreter and entry script the hooks run."""
+    """The venv's interpreter, the entry script the hooks run, and the interpreter that runs
+    them ("": the venv's)."""
 
     python: str
     entry: str
+    hook_python: str = ""
 
     @classmethod
     def current(cls) -> HookCommand:
@@ -55,8 +59,16 @@ class HookCommand:
             raise ConfigError(f"the hook entry point {entry} is missing; reinstall claude-mem-py")
         return cls(os.path.abspath(sys.executable), str(entry))
 
+    @property
+    def runner(self) -> str:
+        """The interpreter the command hooks run with."""
+        return self.hook_python or self.python
+
+    def argv(self, platform: str, event: str) -> list[str]:
+        return hook_command.argv(self.runner, self.entry, self.python, platform, event)
+
     def line(self, platform: str, event: str) -> str:
-        return shlex.join([self.python, "-I", "-S", self.entry, platform, event])
+        return shlex.join(self.argv(platform, event))
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import TextIO
 
 from claude_mem import __version__
-from claude_mem.install import claude_code, files, http_hooks, mcp, plugin
+from claude_mem.install import claude_code, files, hook_python, http_hooks, mcp, plugin
 from claude_mem.install.base import ConfigError, HookCommand, Scope, Target, TextTarget
 from claude_mem.install.http_hooks import HttpHooks
 
@@ -84,6 +84,15 @@ def _plan(
     )
 
 
+def _command(opts: Options) -> tuple[HookCommand, str]:
+    """This install's hook command, and why its hooks run the interpreter they do: an install
+    (re)chooses it."""
+    if opts.action != "install":
+        return HookCommand.current(), ""
+    command, choice = hook_python.chosen()
+    return command, choice.why
+
+
 def _undo_hint(opts: Options) -> str:
     words = ["claude-mem", "uninstall" if opts.action == "install" else "install"]
     if opts.plugin_dir is not None:
@@ -104,7 +113,9 @@ def run(
     """Carry out `opts`; the exit code (1 when a file could not be read, checked or written)."""
     out, err = out or sys.stdout, err or sys.stderr
     try:
-        command = command or HookCommand.current()
+        why = ""
+        if command is None:
+            command, why = _command(opts)
         scope = scope or Scope.current(opts.project)
         # Uninstall always looks for our MCP entry: a previous version may have written one.
         with_mcp = opts.action == "uninstall" or mcp.available()
@@ -142,7 +153,7 @@ def run(
         if http is not None:
             print(f"http hooks: {', '.join(sorted(http_hooks.EVENTS))} post to "
                   f"{http.url('')}<event>", file=out)  # fmt: skip
-        port = _after_install(opts, command, out, err)
+        port = _after_install(opts, command, why, out, err)
         if http is not None and port not in (None, http.port):
             print(f"the worker listens on port {port}: rewriting the http hooks' URLs", file=out)
             return run(opts, scope=scope, command=command, out=out, err=err)
@@ -164,7 +175,9 @@ def _viewer(host: str, port: int) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
 
 
-def _after_install(opts: Options, command: HookCommand, out: TextIO, err: TextIO) -> int | None:
+def _after_install(
+    opts: Options, command: HookCommand, why: str, out: TextIO, err: TextIO
+) -> int | None:
     """Install marker (the hooks' version check reads it), then the worker and its viewer URL;
     the port of the worker it found or started."""
     from claude_mem.commands.autostart import ensure_worker, started_line  # noqa: PLC0415
@@ -175,7 +188,8 @@ def _after_install(opts: Options, command: HookCommand, out: TextIO, err: TextIO
         version_check.write_install_marker()
     except OSError as exc:
         print(f"warning: cannot write the install marker: {exc}", file=err)
-    print(f"hooks run: {shlex.join([command.python, '-I', '-S', command.entry])} ...", file=out)
+    line = shlex.join(command.argv("", "")[:-2])  # the platform and event come last
+    print(f"hooks run: {line} <platform> <event>" + (f" ({why})" if why else ""), file=out)
     try:
         if not opts.worker:
             host, port = lifecycle.address()

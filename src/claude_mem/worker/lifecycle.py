@@ -16,12 +16,12 @@ Stdlib only and cheap to import: hooks call ensure_running() on demand.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from claude_mem import __version__, locations
 from claude_mem.hooks import jsonio
 from claude_mem.settings import load as load_settings
+from claude_mem.worker import interpreter
 from claude_mem.worker.client import WorkerUnavailable, request, snippet
 
 # Re-exported (the `as` spells that for mypy): callers and tests use lifecycle.<name>.
@@ -478,9 +478,10 @@ def _spawn(host: str, port: int) -> int:
     try:
         if os.fstat(err).st_size > STDERR_LOG_MAX_BYTES:
             os.ftruncate(err, 0)
-        argv = [sys.executable, "-m", "claude_mem.worker", "run", "--host", host]
+        python = interpreter.path()
+        argv = [python, "-m", "claude_mem.worker", "run", "--host", host]
         pid = os.posix_spawn(
-            sys.executable,
+            python,
             [*argv, "--port", str(port)],
             dict(os.environ),
             file_actions=[
