@@ -29,6 +29,10 @@ TYPE_MEANINGS: dict[ObservationType, str] = {
 # teammate's memory pulled from the team server (team/sync.py).
 ObservationSource = Literal["hooks", "transcript", "import", "git", "manual", "team"]
 TEAM_SOURCE: ObservationSource = "team"
+# Where a search looks: this machine's store (the team's pulled rows included), or the team
+# server's records beyond that copy (CLAUDE_MEM_TEAM_URL).
+SearchScope = Literal["local", "team"]
+DEFAULT_SCOPE: SearchScope = "local"
 HISTORY_SOURCE: ObservationSource = "git"
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from claude_mem import __version__, log
 from claude_mem.mcp.tools import MemoryTools, ToolFailure, WorkerProxy
-from claude_mem.vocabulary import DEFAULT_TYPE, OBSERVATION_TYPES, ObservationType
+from claude_mem.vocabulary import DEFAULT_TYPE, OBSERVATION_TYPES, ObservationType, SearchScope
 
 NAME = "claude-mem"
 
@@ -94,7 +94,7 @@ Anchor = Annotated[
     Field(description="record to center on: an observation id (12), S<id>, P<id>, or a date"),
 ]
 Scope = Annotated[
-    Literal["local", "team"] | None,
+    SearchScope | None,
     Field(description="team: search the team server's memory beyond the local copy"),
 ]
 AnchorQuery = Annotated[str | None, Field(description="center on the best match instead")]

@@ -27,6 +27,7 @@ from claude_mem.store.search_queries import KINDS, SearchFilters
 from claude_mem.store.sessions import find_session
 from claude_mem.team import search as team_search
 from claude_mem.text import shorten
+from claude_mem.vocabulary import DEFAULT_SCOPE, SearchScope
 from claude_mem.worker.api import MAX_ID, ApiError, Call, Endpoint
 from claude_mem.worker.schemas import Limit, Offset
 
@@ -35,8 +36,6 @@ SEMANTIC_MIN_CHARS = 20  # shorter prompts ("yes", "go on") carry no topic to ma
 Depth = Annotated[int, msgspec.Meta(ge=0, le=50)]
 RecordKind = Literal["observation", "summary", "prompt"]
 Format = Literal["json", "text"]
-# `team`: the team server's records (CLAUDE_MEM_TEAM_URL), beyond the local copy of them.
-Scope = Literal["local", "team"]
 
 
 class SearchQuery(msgspec.Struct, kw_only=True):
@@ -54,7 +53,7 @@ class SearchQuery(msgspec.Struct, kw_only=True):
     limit: Limit = 20
     offset: Offset = 0
     format: Format = "json"
-    scope: Scope = "local"
+    scope: SearchScope = DEFAULT_SCOPE
 
 
 class SearchResponse(msgspec.Struct, kw_only=True):
