@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,12 +40,15 @@ def _names() -> Callable[[str], str]:
 
 
 @pytest.fixture(scope="session")
-def team_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[embedded.EmbeddedServer]:
-    server = embedded.start(tmp_path_factory.mktemp("team-server"))
-    try:
-        yield server
-    finally:
-        server.stop()
+def team_server() -> Iterator[embedded.EmbeddedServer]:
+    """Its folder is its own, not under pytest's numbered temp folders: another pytest run
+    on the machine prunes old ones, and would delete a running server's cluster."""
+    with tempfile.TemporaryDirectory(prefix="claude-mem-team-server-") as folder:
+        server = embedded.start(Path(folder) / "server")
+        try:
+            yield server
+        finally:
+            server.stop()
 
 
 @pytest.fixture
