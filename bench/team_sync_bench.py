@@ -7,9 +7,12 @@ temporary folder; `team.admin.init` and `add_member` make the team and two membe
 `claude-mem team init` and `team add-member` do (row-level security on for both).
 
 Push. A real local store (`claude_mem.store.Database` in a temporary data dir) holds `--count`
-observations from `bench/synthetic.py` (real-shaped text, 12 projects), each with a vector:
-synthetic unit vectors (Gaussian, normalised, 384 dimensions), which cost the push exactly what
-real ones do (the server indexes whatever it is given; no model runs here). `store.team.share`
+observations from `bench/synthetic.py` (real-shaped text, 12 projects), each with a vector. The
+server's HNSW index costs more per insert for vectors without structure, so by default they are
+shaped like real ones, as in search_bench: 300 observation texts embedded by the local model are
+templates, row i gets template (i mod 300) plus Gaussian noise (σ = 0.02), normalised;
+`--vectors unit` gives plain synthetic unit vectors (Gaussian, normalised, no model), a harder
+case for the index. `store.team.share`
 queues every project (records, then their vectors), then `TeamSync.sync_once()` is timed until
 the outbox is empty: read the outbox, clean every record again, one server transaction per
 batch, acknowledge locally, then the pull of the round (our own rows only move the cursor).
@@ -32,17 +35,23 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).parent))
 
+import claude_mem.search  # noqa: F401 - first: numpy's thread default, as in the worker
+
+# isort: split
 import httpx2
 import numpy as np
+from tests.net import free_port
+from tests.worker_process import Env
 
 import synthetic
+from claude_mem.search.embed import load_embedder
 from claude_mem.store import Database
 from claude_mem.store import team as team_store
 from claude_mem.store import vectors as vector_store
@@ -51,9 +60,8 @@ from claude_mem.store.sessions import ensure_session
 from claude_mem.team import admin, embedded, pg
 from claude_mem.team.schema import DIMENSIONS
 from claude_mem.team.sync import TeamSync
+from search_bench import SIGMA
 from stats import percentile
-from tests.net import free_port
-from tests.worker_process import Env
 
 PUSH_FLOOR = 1000.0  # observations/s
 PROPAGATION_FLOOR_S = 5.0  # p95
@@ -67,18 +75,36 @@ def use_data_dir(path: Path) -> None:
     os.environ["CLAUDE_MEM_DATA_DIR"] = str(path)
 
 
-def store_with_observations(path: Path, count: int) -> Database:
-    """A store of `count` observations with unit vectors, every project shared."""
+def templates(kind: str) -> np.ndarray | None:
+    """Real embeddings of 300 observation texts (None for plain unit vectors)."""
+    if kind == "unit":
+        return None
+    embedder = load_embedder("minilm-l6-int8")
+    assert embedder is not None
+    texts = [f"{o.title}\n{o.narrative}" for o in synthetic.observations(300, 1, seed=123)]
+    return np.asarray(embedder.embed(texts), dtype=np.float32)
+
+
+def unit_vectors(start: int, count: int, shapes: np.ndarray | None) -> np.ndarray:
+    rng = np.random.default_rng(start + 1)
+    if shapes is None:
+        vectors = rng.normal(size=(count, DIMENSIONS)).astype(np.float32)
+    else:
+        base = shapes[np.arange(start, start + count) % len(shapes)]
+        vectors = base + rng.normal(0, SIGMA, base.shape).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def store_with_observations(path: Path, count: int, shapes: np.ndarray | None) -> Database:
+    """A store of `count` observations with vectors, every project shared."""
     use_data_dir(path)
     db = Database(path / "claude-mem.db")
-    rng = np.random.default_rng(7)
     with db.write() as conn:
         sid = ensure_session(conn, platform="bench", host_session_id="b", project=PROJECTS[0])
     rows = list(synthetic.observations(count, sid))
     for offset in range(0, count, 1000):
         chunk = rows[offset : offset + 1000]
-        units = rng.normal(size=(len(chunk), DIMENSIONS)).astype(np.float32)
-        units /= np.linalg.norm(units, axis=1, keepdims=True)
+        units = unit_vectors(offset, len(chunk), shapes)
         with db.write() as conn:
             for obs, unit in zip(chunk, units, strict=True):
                 obs_id, _ = insert_observation(conn, obs)
@@ -89,7 +115,7 @@ def store_with_observations(path: Path, count: int) -> Database:
     return db
 
 
-def synced(db: Database, url: str, done: callable) -> tuple[float, int]:  # type: ignore[valid-type]
+def synced(db: Database, url: str, done: Callable[[], bool]) -> tuple[float, int]:
     """Seconds of `sync_once` rounds until `done()`, and the rounds it took."""
     sync = TeamSync(db, url)
     start, rounds = time.perf_counter(), 0
@@ -165,7 +191,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=20_000)
     parser.add_argument("--tries", type=int, default=20)
+    parser.add_argument("--vectors", choices=("real", "unit"), default="real")
     args = parser.parse_args()
+    shapes = templates(args.vectors)
 
     with tempfile.TemporaryDirectory(prefix="team-sync-bench-") as name:
         tmp = Path(name)
@@ -177,7 +205,7 @@ def main() -> None:
             admin.init(owner, TEAM)
             urls = [admin.add_member(owner, f"bench_{n}", TEAM) for n in "abcd"]
 
-            pusher = store_with_observations(tmp / "pusher", args.count)
+            pusher = store_with_observations(tmp / "pusher", args.count, shapes)
             push_s, push_rounds = synced(
                 pusher, urls[0], lambda: team_store.outbox_size(pusher.read()) == 0
             )
@@ -203,7 +231,9 @@ def main() -> None:
 
     push_rate, pull_rate = args.count / push_s, pulled / pull_s
     p50, p95 = percentile(seconds, 0.5), percentile(seconds, 0.95)
-    print(f"\n### {args.count:,} observations\n\n| figure | value |\n|---|---|")
+    shape = "real-shaped" if shapes is not None else "unit"
+    print(f"\n### {args.count:,} observations, {shape} vectors\n")
+    print("| figure | value |\n|---|---|")
     ok = "ok" if push_rate >= PUSH_FLOOR else "✗"
     print(
         f"| push (`sync_once` until the outbox is empty, {push_rounds} round(s)) |"
