@@ -3,17 +3,17 @@ team's rows into the local store, a round every `CLAUDE_MEM_TEAM_SYNC_S` seconds
 
 Push: a batch of the outbox (`store.team.outbox`: privacy-cleaned again) goes in one server
 transaction sent in one round trip (a pipeline), one statement per table over arrays of the
-batch's rows: records with their vectors `ON CONFLICT DO NOTHING` by origin id (a record
-already there without its vector gets it), events likewise by kind and origin id, then the
-vectors made after their records were pushed, one UPDATE for all. Only after it commits are
-those outbox rows dropped: a crash in between pushes them again, which adds nothing. A record
-goes with its vector whenever it has one, so the server writes and indexes that row once.
-Pull: rows below the
-oldest transaction still running (`pg_snapshot_xmin`), in `(txid, seq)` order after the
-cursor, so a row that commits later can never fall behind a cursor already past it; our own
-machine's rows move the cursor without their bodies. Events are read in the same snapshot as
-the last records batch, so a link or tombstone never arrives before its record. Each chunk
-of pulled rows commits locally with the cursor that covers it.
+batch's rows: records with their vectors, added once by origin id (a record already there
+without its vector gets it, nothing else changes), events `ON CONFLICT DO NOTHING` by kind
+and origin id, then the vectors made after their records were pushed, one UPDATE for all. A
+record goes with its vector whenever it has one, so the server writes and indexes that row
+once. Only after the transaction commits are those outbox rows dropped: a crash in between
+pushes them again, which adds nothing. Pull: rows below the oldest transaction still running
+(`pg_snapshot_xmin`), in `(txid, seq)` order after the cursor, so a row that commits later
+can never fall behind a cursor already past it; our own machine's rows move the cursor
+without their bodies. Events are read in the same snapshot as the last records batch, so a
+link or tombstone never arrives before its record. Each chunk of pulled rows commits locally
+with the cursor that covers it.
 
 A failed round (the server away, a timeout) is recorded in the status, password redacted,
 and retried with a backoff up to `MAX_BACKOFF_S`; hooks never wait on any of it, and the
