@@ -410,6 +410,7 @@ CREATE TABLE team_outbox (
     successor_id INTEGER,
     created_at INTEGER NOT NULL
 );
+CREATE INDEX idx_team_outbox_row ON team_outbox (kind, row_id);
 CREATE TABLE team_cursor (
     stream TEXT PRIMARY KEY,
     txid TEXT NOT NULL,

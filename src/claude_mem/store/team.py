@@ -2,15 +2,18 @@
 
 Triggers (schema.TEAM) fill the outbox in the transaction of each write; `share` adds a
 project's existing records. `outbox` reads a batch as it leaves the machine: every record
-cleaned again by the store's one privacy pass, rows of a project no longer shared left out
-(and acknowledged with the rest). `apply_pulled` writes what the server sent in one
-transaction with the cursors that cover it, so a pulled row is taken exactly once; applying
-the same rows again adds nothing (a row is known by its `origin_id`).
+cleaned again by the store's one privacy pass and carrying its vector when it has one (its
+vector ops, in this batch or waiting further on, are acknowledged with it: the server writes
+the row once), rows of a project no longer shared left out (and acknowledged with the rest).
+`apply_pulled` writes what the server sent in one transaction with the cursors that cover
+it, so a pulled row is taken exactly once; applying the same rows again adds nothing (a row
+is known by its `origin_id`).
 """
 
 from __future__ import annotations
 
 import array
+import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,8 +55,9 @@ class Outbox:
 
     ids: list[int] = field(default_factory=list)
     records: list[TeamRecord] = field(default_factory=list)
+    embeddings: dict[str, list[float]] = field(default_factory=dict)  # origin id → its vector
     events: list[TeamEvent] = field(default_factory=list)
-    vectors: list[Vector] = field(default_factory=list)
+    vectors: list[Vector] = field(default_factory=list)  # of records pushed before
 
 
 @dataclass(slots=True)
@@ -118,13 +122,15 @@ def outbox_size(conn: sqlite3.Connection) -> int:
 
 def outbox(conn: sqlite3.Connection, machine: str, limit: int = 1000) -> Outbox:
     """The oldest `limit` outbox rows as they leave this machine. A row deleted meanwhile,
-    or of a project no longer shared, is left out (its tombstone says what to forget)."""
+    or of a project no longer shared, is left out (its tombstone says what to forget). A
+    record goes with its vector, read after every vector op it covers (so never older)."""
     batch = Outbox()
     entries = conn.execute(
         "SELECT id, op, kind, row_id, project, origin_id, successor_id, created_at"
         " FROM team_outbox ORDER BY id LIMIT ?",
         (limit,),
     ).fetchall()
+    carried: dict[tuple[Kind, int], str] = {}  # the batch's records: (kind, row id) → origin
     for entry_id, op, kind, row_id, project, origin_id, successor_id, created_at in entries:
         batch.ids.append(int(entry_id))
         name = origin_id or origin(machine, kind, int(row_id))
@@ -137,15 +143,38 @@ def outbox(conn: sqlite3.Connection, machine: str, limit: int = 1000) -> Outbox:
                 created_at=int(created_at),
                 successor_origin_id=origin(machine, "observation", int(successor_id)),
             ))  # fmt: skip
-        elif op == "record":
+        elif op == "record" and (kind, int(row_id)) not in carried:
             record = _record(conn, kind, int(row_id), machine)
             if record is not None:
                 batch.records.append(record)
+                carried[kind, int(row_id)] = record.origin_id
+        elif op == "vector" and (kind, int(row_id)) in carried:
+            pass  # its record carries it
         elif op == "vector" and _shared_row(conn, kind, int(row_id)):
             vector = _vector(conn, kind, int(row_id))
             if vector is not None:
                 batch.vectors.append(Vector(name, vector))
+    if carried:
+        batch.ids.extend(_vector_ops(conn, carried, after=batch.ids[-1]))
+    for (kind, row_id), name in carried.items():
+        vector = _vector(conn, kind, row_id)
+        if vector is not None:
+            batch.embeddings[name] = vector
     return batch
+
+
+def _vector_ops(
+    conn: sqlite3.Connection, rows: Iterable[tuple[Kind, int]], after: int
+) -> list[int]:
+    """The vector ops past the batch (`id > after`) of `rows`, whose records carry them."""
+    found = conn.execute(
+        """SELECT o.id FROM json_each(?) r CROSS JOIN team_outbox o
+               ON o.kind = json_extract(r.value, '$[0]')
+               AND o.row_id = json_extract(r.value, '$[1]')
+           WHERE o.op = 'vector' AND o.id > ?""",
+        (json.dumps(list(rows)), after),
+    )
+    return [int(row[0]) for row in found]
 
 
 def _shared_row(conn: sqlite3.Connection, kind: Kind, row_id: int) -> bool:

@@ -2,14 +2,18 @@
 team's rows into the local store, a round every `CLAUDE_MEM_TEAM_SYNC_S` seconds.
 
 Push: a batch of the outbox (`store.team.outbox`: privacy-cleaned again) goes in one server
-transaction, every row `ON CONFLICT DO NOTHING` (records by origin id, events by kind and
-origin id, then the vectors of our own records), and only after it commits are those outbox
-rows dropped: a crash in between pushes them again, which adds nothing. Pull: rows below the
-oldest transaction still running (`pg_snapshot_xmin`), in `(txid, seq)` order after the
-cursor, so a row that commits later can never fall behind a cursor already past it; our own
-machine's rows move the cursor without their bodies. Events are read in the same snapshot as
-the last records batch, so a link or tombstone never arrives before its record. Each chunk
-of pulled rows commits locally with the cursor that covers it.
+transaction sent in one round trip (a pipeline), one statement per table over arrays of the
+batch's rows: records with their vectors, added once by origin id (a record already there
+without its vector gets it, nothing else changes), events `ON CONFLICT DO NOTHING` by kind
+and origin id, then the vectors made after their records were pushed, one UPDATE for all. A
+record goes with its vector whenever it has one, so the server writes and indexes that row
+once. Only after the transaction commits are those outbox rows dropped: a crash in between
+pushes them again, which adds nothing. Pull: rows below the oldest transaction still running
+(`pg_snapshot_xmin`), in `(txid, seq)` order after the cursor, so a row that commits later
+can never fall behind a cursor already past it; our own machine's rows move the cursor
+without their bodies. Events are read in the same snapshot as the last records batch, so a
+link or tombstone never arrives before its record. Each chunk of pulled rows commits locally
+with the cursor that covers it.
 
 A failed round (the server away, a timeout) is recorded in the status, password redacted,
 and retried with a backoff up to `MAX_BACKOFF_S`; hooks never wait on any of it, and the
@@ -44,19 +48,27 @@ MAX_BACKOFF_S = 30.0
 STATEMENT_TIMEOUT_S = 30.0  # a round's longest statement: a stalled server fails the round
 KEPT_ERRORS = 10
 RECORDS, EVENTS = "records", "events"
+_DIGITS = "{:.9g}".format
 
-_INSERT_RECORD = """
-INSERT INTO claude_mem.records (origin_id, content_hash, kind, project, type, title, created_at,
-    machine, source_session, body, search_text)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)
-ON CONFLICT (team_id, origin_id) DO NOTHING"""
-_INSERT_EVENT = """
+# One statement per table and batch, each column an array (sent binary: nothing to quote). A
+# record already on the server (a push whose acknowledgement was lost) is left as it is, but
+# for a vector it lacked.
+_INSERT_RECORDS = """
+INSERT INTO claude_mem.records AS r (origin_id, content_hash, kind, project, type, title,
+    created_at, machine, source_session, body, search_text, embedding)
+SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[],
+    %b::bigint[], %b::text[], %b::text[], %b::jsonb[], %b::text[], %b::vector[])
+ON CONFLICT (team_id, origin_id) DO UPDATE SET embedding = excluded.embedding
+WHERE r.embedding IS NULL AND excluded.embedding IS NOT NULL AND r.member = session_user"""
+_INSERT_EVENTS = """
 INSERT INTO claude_mem.events (kind, project, origin_id, successor_origin_id, machine, created_at)
-VALUES (%s, %s, %s, %s, %s, %s)
+SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::bigint[])
 ON CONFLICT (team_id, kind, origin_id) DO NOTHING"""
-_SET_EMBEDDING = """
-UPDATE claude_mem.records SET embedding = %s::vector
-WHERE team_id = claude_mem.current_team() AND origin_id = %s AND member = session_user"""
+_SET_EMBEDDINGS = """
+UPDATE claude_mem.records r SET embedding = u.embedding
+FROM unnest(%b::text[], %b::vector[]) AS u (origin_id, embedding)
+WHERE r.team_id = (SELECT claude_mem.current_team()) AND r.origin_id = u.origin_id
+  AND r.member = session_user"""
 _SHARE = """
 INSERT INTO claude_mem.shared_projects (project) VALUES (%s)
 ON CONFLICT (team_id, project, shared_by) DO NOTHING"""
@@ -101,6 +113,7 @@ class TeamSync:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()  # guards what status() reads
         self._team: str | None = None
+        self._held: set[str] | None = None  # the server's shares of this member, once a round
         self._last_push_at: int | None = None
         self._last_pull_at: int | None = None
         self._last_error: str | None = None
@@ -172,7 +185,8 @@ class TeamSync:
     def sync_once(self) -> None:
         """Push everything waiting, then pull everything new (raises on a server error)."""
         conn = self._connection()
-        while self._push(conn) == PUSH_BATCH and not self._stopping.is_set():
+        self._held = None
+        while self._push(conn) and not self._stopping.is_set():
             pass
         while self._pull(conn) and not self._stopping.is_set():
             pass
@@ -203,37 +217,46 @@ class TeamSync:
     def _shares(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
         """The server's list of projects this member shares made equal to the local one:
         `team share` adds a project, `team unshare` takes this member's share away (the team
-        still sees the project while another member shares it)."""
+        still sees the project while another member shares it). The server is asked once a
+        round, and again only when the local list changes."""
         wanted = set(team_store.shared(self.db.read()))
-        held = {str(row[0]) for row in conn.execute(_MY_SHARES)}
-        if wanted == held:
+        if wanted == self._held:
             return
-        with conn.transaction(), conn.cursor() as cur:
-            if wanted - held:
-                cur.executemany(_SHARE, [(project,) for project in sorted(wanted - held)])
-            if held - wanted:
-                cur.executemany(_UNSHARE, [(project,) for project in sorted(held - wanted)])
+        held = {str(row[0]) for row in conn.execute(_MY_SHARES)}
+        if wanted != held:
+            with conn.transaction(), conn.cursor() as cur:
+                if wanted - held:
+                    cur.executemany(_SHARE, [(project,) for project in sorted(wanted - held)])
+                if held - wanted:
+                    cur.executemany(_UNSHARE, [(project,) for project in sorted(held - wanted)])
+        self._held = wanted
 
-    def _push(self, conn: psycopg.Connection[tuple[object, ...]]) -> int:
-        """One outbox batch to the server; the outbox rows it covered."""
+    def _push(self, conn: psycopg.Connection[tuple[object, ...]]) -> bool:
+        """One outbox batch to the server; whether there may be more."""
         batch = team_store.outbox(self.db.read(), self.machine, PUSH_BATCH)
         self._shares(conn)  # after the batch is read: the projects of its records are listed
         if not batch.ids:
-            return 0
-        vectors = [v for v in batch.vectors if len(v.values) == DIMENSIONS]
-        with conn.transaction(), conn.cursor() as cur:
-            if batch.records:
-                cur.executemany(_INSERT_RECORD, [_record_row(r) for r in batch.records])
-            if batch.events:
-                cur.executemany(_INSERT_EVENT, [_event_row(e) for e in batch.events])
-            if vectors:
-                cur.executemany(_SET_EMBEDDING, [(_vector(v.values), v.origin_id) for v in vectors])
+            return False
+        records = {r.origin_id: r for r in batch.records}  # one row per origin id and statement
+        later = {v.origin_id: _vector(v.values) for v in batch.vectors}
+        statements = [
+            (
+                _INSERT_RECORDS,
+                _columns([_record_row(r, batch.embeddings) for r in records.values()]),
+            ),
+            (_INSERT_EVENTS, _columns([_event_row(e) for e in batch.events])),
+            (_SET_EMBEDDINGS, _columns([(o, v) for o, v in later.items() if v is not None])),
+        ]
+        with conn.pipeline(), conn.transaction(), conn.cursor() as cur:
+            for sql, columns in statements:
+                if columns:
+                    cur.execute(sql, columns)
         with self.db.write() as local:
             team_store.ack(local, batch.ids)
         with self._lock:
             self.pushed += len(batch.records) + len(batch.events)
             self._last_push_at = now_ms()
-        return len(batch.ids)
+        return len(batch.ids) >= PUSH_BATCH  # vector ops carried by records count too
 
     def _pull(self, conn: psycopg.Connection[tuple[object, ...]]) -> bool:
         """One batch of the team's rows into the local store; whether there may be more."""
@@ -294,11 +317,17 @@ def _position(row: tuple[Any, ...]) -> team_store.Position:
     return str(row[0]), int(row[1])
 
 
-def _record_row(record: TeamRecord) -> tuple[object, ...]:
+def _columns(rows: list[tuple[object, ...]]) -> list[list[object]]:
+    """`rows` as one list per column (the arrays a statement unnests)."""
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+def _record_row(record: TeamRecord, embeddings: dict[str, list[float]]) -> tuple[object, ...]:
     body = msgspec.json.encode(record).decode()
+    vector = _vector(embeddings.get(record.origin_id) or [])
     return (record.origin_id, record.content_hash, record.kind, record.project, record.type,
             record.title, record.created_at, record.machine, record.source_session, body,
-            record.search_text)  # fmt: skip
+            record.search_text, vector)  # fmt: skip
 
 
 def _event_row(event: TeamEvent) -> tuple[object, ...]:
@@ -306,8 +335,12 @@ def _event_row(event: TeamEvent) -> tuple[object, ...]:
             event.machine, event.created_at)  # fmt: skip
 
 
-def _vector(values: list[float]) -> str:
-    return "[" + ",".join(repr(value) for value in values) + "]"
+def _vector(values: list[float]) -> str | None:
+    """A pgvector literal (nine digits give back every float32 exactly), or None for a vector
+    of another model's size, which the server's column cannot hold."""
+    if len(values) != DIMENSIONS:
+        return None
+    return "[" + ",".join(map(_DIGITS, values)) + "]"
 
 
 def _pulled(row: tuple[Any, ...]) -> TeamRecord | None:
