@@ -180,10 +180,63 @@ CREATE POLICY append_own ON claude_mem.events FOR INSERT
     WITH CHECK (team_id = claude_mem.current_team() AND member = session_user);
 """
 
+# What a search may be limited to (team/search.py's filters), as conditions on records `r`,
+# written once for both sides: the member's own statements (psycopg's named parameters) and
+# `matching`'s (its arguments). A NULL filters nothing; a forgotten record never passes.
+SEARCH_FILTERS = """r.kind = ANY(%(kinds)s::text[])
+    AND (%(projects)s::text[] IS NULL OR r.project = ANY(%(projects)s::text[]))
+    AND (%(types)s::text[] IS NULL OR r.type = ANY(%(types)s::text[]))
+    AND (%(since)s::bigint IS NULL OR r.created_at >= %(since)s::bigint)
+    AND (%(until)s::bigint IS NULL OR r.created_at <= %(until)s::bigint)
+    AND (%(platforms)s::text[] IS NULL OR r.body->>'platform' = ANY(%(platforms)s::text[]))
+    AND (%(concepts)s::text[] IS NULL
+         OR COALESCE(r.body->'fields'->'concepts', '[]') ?| %(concepts)s::text[])
+    AND (%(files)s::text[] IS NULL OR EXISTS (
+        SELECT 1 FROM jsonb_array_elements_text(COALESCE(r.body->'fields'->'files_read', '[]')
+            || COALESCE(r.body->'fields'->'files_modified', '[]')) AS f(path)
+        WHERE f.path = ANY(%(files)s::text[]) OR EXISTS (
+            SELECT 1 FROM unnest(%(folders)s::text[]) AS d(folder)
+            WHERE starts_with(f.path, d.folder))))
+    AND NOT EXISTS (SELECT 1 FROM claude_mem.events e WHERE e.team_id = r.team_id
+        AND e.kind = 'forget' AND e.origin_id = r.origin_id)"""
+SEARCH_FILTER_NAMES = (
+    "kinds", "projects", "types", "since", "until", "platforms", "concepts", "files", "folders"
+)  # fmt: skip
+_MATCHING_ARGS = ", ".join(
+    f"{name} {'bigint' if name in ('since', 'until') else 'text[]'}" for name in SEARCH_FILTER_NAMES
+)
+_MATCHING_SQL = (
+    "SELECT r.seq FROM claude_mem.records r"
+    f" WHERE r.tsv @@ $1 AND {_TEAM} AND {_SHARED} AND "
+    + SEARCH_FILTERS % {name: f"${n}" for n, name in enumerate(SEARCH_FILTER_NAMES, 3)}
+    + " ORDER BY r.seq DESC LIMIT $2"
+)
+
+# Full text for members. Row-level security keeps a member's statement from evaluating `@@`
+# (not leakproof) before the policy's conditions, so it could never use the GIN index: every
+# member's full-text search read the whole table. This function finds the newest `lim`
+# records matching `words` that pass the filters itself, as the schema's owner, under the
+# read policy's own conditions (the caller's team, its shared projects: `_TEAM`, `_SHARED`),
+# so it returns nothing a member could not read; only their seqs, ranked by the member's own
+# statement under row-level security. EXECUTE: the plan is made for these values, each call.
+_SEARCH = f"""
+CREATE FUNCTION claude_mem.matching(words tsquery, lim integer, {_MATCHING_ARGS})
+RETURNS SETOF bigint
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+    RETURN QUERY EXECUTE $q${_MATCHING_SQL}$q$
+        USING words, lim, {", ".join(SEARCH_FILTER_NAMES)};
+END
+$fn$;
+REVOKE ALL ON FUNCTION claude_mem.matching FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION claude_mem.matching TO {READER};
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_roles", _ROLES),
     Migration("0002_tables", _TABLES),
     Migration("0003_access", _ACCESS),
+    Migration("0004_search", _SEARCH),
 )
 
 _LOCK = 0x636C6D  # an advisory lock id of our own: concurrent `team init`s migrate one at a time

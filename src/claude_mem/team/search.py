@@ -41,7 +41,7 @@ from claude_mem.search.hybrid import (
 )
 from claude_mem.store.fulltext import clip_query, distinctive_terms
 from claude_mem.store.search_queries import FTS_WINDOW, Kind, SearchFilters
-from claude_mem.team import pg
+from claude_mem.team import pg, schema
 
 if TYPE_CHECKING:
     import psycopg
@@ -65,94 +65,72 @@ class TeamSearchError(RuntimeError):
         self.status = status
 
 
-def _where(filters: SearchFilters, kinds: Sequence[Kind]) -> tuple[str, list[object]]:
-    """SQL conditions on records `r` for `filters`, and their parameters."""
+def _filters(filters: SearchFilters, kinds: Sequence[Kind]) -> dict[str, object]:
+    """The values of `schema.SEARCH_FILTERS`'s parameters for `filters` (None: no limit)."""
     if filters.session_id is not None:
         raise TeamSearchError(400, "a session id is local: team search can't filter by it")
-    clauses = [
-        "r.kind = ANY(%s)",
-        "NOT EXISTS (SELECT 1 FROM claude_mem.events e WHERE e.team_id = r.team_id"
-        " AND e.kind = 'forget' AND e.origin_id = r.origin_id)",
-    ]
-    params: list[object] = [list(kinds)]
-    if filters.projects:
-        clauses.append("r.project = ANY(%s)")
-        params.append(list(filters.projects))
-    if filters.types:
-        clauses.append("r.type = ANY(%s)")
-        params.append(list(filters.types))
-    if filters.since is not None:
-        clauses.append("r.created_at >= %s")
-        params.append(filters.since)
-    if filters.until is not None:
-        clauses.append("r.created_at <= %s")
-        params.append(filters.until)
-    if filters.platforms:
-        clauses.append("r.body->>'platform' = ANY(%s)")
-        params.append(list(filters.platforms))
-    if filters.concepts:
-        clauses.append("COALESCE(r.body->'fields'->'concepts', '[]') ?| %s")
-        params.append(list(filters.concepts))
-    if filters.files:
-        folders = [path.rstrip("/") + "/" for path in filters.files]
-        clauses.append(
-            "EXISTS (SELECT 1 FROM jsonb_array_elements_text("
-            "COALESCE(r.body->'fields'->'files_read', '[]')"
-            " || COALESCE(r.body->'fields'->'files_modified', '[]')) AS f(path)"
-            " WHERE f.path = ANY(%s) OR EXISTS (SELECT 1 FROM unnest(%s::text[]) AS d(folder)"
-            " WHERE starts_with(f.path, d.folder)))"
-        )
-        params += [list(filters.files), folders]
-    return " AND ".join(clauses), params
+    files = list(filters.files) or None
+    return {
+        "kinds": list(kinds),
+        "projects": list(filters.projects) or None,
+        "types": list(filters.types) or None,
+        "since": filters.since,
+        "until": filters.until,
+        "platforms": list(filters.platforms) or None,
+        "concepts": list(filters.concepts) or None,
+        "files": files,
+        "folders": [path.rstrip("/") + "/" for path in files] if files else None,
+    }
 
 
-_WORDS = "plainto_tsquery('claude_mem.code', claude_mem.code_words(%s))"
+_WORDS = "plainto_tsquery('claude_mem.code', claude_mem.code_words(%(word_{n})s))"
+_FILTER_ARGS = ", ".join(f"%({name})s" for name in schema.SEARCH_FILTER_NAMES)
+
+
+def _matching(tsquery: str) -> str:
+    """The newest FTS_WINDOW readable records `tsquery` finds under the filters."""
+    return f"SELECT claude_mem.matching(({tsquery}), %(window)s, {_FILTER_ARGS})"
 
 
 def _fulltext(
     conn: psycopg.Connection[tuple[Any, ...]],
     query: str,
-    where: str,
-    params: list[object],
+    params: dict[str, object],
     kinds: Sequence[Kind],
 ) -> list[Found]:
     """(kind, seq) and ts_rank_cd of the best full-text matches, per kind.
 
-    The query's words are constants of the statement (not a CTE's values), so the planner
-    sees them and can use the GIN index: any word (an OR of each word's tsquery: a path or an
-    identifier's parts all together), and, with several words, all of them."""
+    Scored: the newest FTS_WINDOW matches of any word (an OR of each word's tsquery: a path or
+    an identifier's parts all together), and, with several words, the newest FTS_WINDOW
+    holding them all. The schema's `matching` finds them through the GIN index (a member's
+    own statement can't use it under row-level security); this statement, the member's,
+    reads their ranks by primary key, row-level security applying as everywhere."""
     words = distinctive_terms(query)
     if not words:
         return []
-    any_q, any_params = " || ".join([_WORDS] * len(words)), list(words)
-    windows = [(any_q, any_params)]
+    values = {f"word_{n}": word for n, word in enumerate(words)} | {"word_all": " ".join(words)}
+    any_q = " || ".join(_WORDS.format(n=n) for n in range(len(words)))
+    windows = [_matching(any_q)]
     if len(words) > 1:
-        windows.append((_WORDS, [" ".join(words)]))
-    selects = [
-        f"(SELECT r.seq FROM claude_mem.records r WHERE r.tsv @@ ({q}) AND {where}"
-        " ORDER BY r.seq DESC LIMIT %s)"
-        for q, _ in windows
-    ]
-    window_params = [p for q_params in windows for p in (*q_params[1], *params, FTS_WINDOW)]
-    # The newest FTS_WINDOW matches of any word, and the newest FTS_WINDOW holding them all.
+        windows.append(_matching(_WORDS.format(n="all")))
     sql = f"""
         SELECT kind, seq, relevance FROM (
-            SELECT r.kind, r.seq, ts_rank_cd(r.tsv, ({any_q})) AS relevance,
+            SELECT r.kind, r.seq, ts_rank_cd(r.tsv, q.words) AS relevance,
                    row_number() OVER (PARTITION BY r.kind
-                                      ORDER BY ts_rank_cd(r.tsv, ({any_q})) DESC, r.seq DESC) AS n
-            FROM claude_mem.records r
-            WHERE r.seq IN ({" UNION ".join(selects)})) ranked
-        WHERE n <= %s
+                                      ORDER BY ts_rank_cd(r.tsv, q.words) DESC, r.seq DESC) AS n
+            FROM claude_mem.records r, (SELECT {any_q} AS words) q
+            WHERE r.seq IN ({" UNION ".join(windows)})) ranked
+        WHERE n <= %(candidates)s
     """
-    rows = conn.execute(sql, [*any_params, *any_params, *window_params, CANDIDATES]).fetchall()
+    found = {**params, **values, "window": FTS_WINDOW, "candidates": CANDIDATES}
+    rows = conn.execute(sql, found).fetchall()
     return [((_kind(kind, kinds), int(seq)), float(rel)) for kind, seq, rel in rows]
 
 
 def _vectors(
     conn: psycopg.Connection[tuple[Any, ...]],
     vector: Sequence[float],
-    where: str,
-    params: list[object],
+    params: dict[str, object],
     kinds: Sequence[Kind],
 ) -> list[Found]:
     """(kind, seq) and cosine similarity of the nearest records, per kind, above the floor."""
@@ -161,12 +139,12 @@ def _vectors(
     for kind in kinds:
         rows = conn.execute(
             f"""SELECT seq, 1 - distance FROM (
-                    SELECT r.seq, r.embedding <=> %s::vector AS distance
+                    SELECT r.seq, r.embedding <=> %(vector)s::vector AS distance
                     FROM claude_mem.records r
-                    WHERE r.embedding IS NOT NULL AND {where} AND r.kind = %s
-                    ORDER BY distance LIMIT %s) nearest
+                    WHERE r.embedding IS NOT NULL AND {schema.SEARCH_FILTERS}
+                    ORDER BY distance LIMIT %(candidates)s) nearest
                 ORDER BY distance""",
-            [literal, *params, kind, CANDIDATES],
+            {**params, "kinds": [kind], "vector": literal, "candidates": CANDIDATES},
         ).fetchall()
         found += [((kind, int(seq)), float(s)) for seq, s in rows if float(s) >= MIN_SIMILARITY]
     return found
@@ -233,16 +211,15 @@ def _strings(value: object) -> list[str]:
 
 def _recent(
     conn: psycopg.Connection[tuple[Any, ...]],
-    where: str,
-    params: list[object],
+    params: dict[str, object],
     limit: int,
     offset: int,
 ) -> SearchResult:
     end = offset + limit
     rows = conn.execute(
-        f"SELECT r.seq FROM claude_mem.records r WHERE {where}"
-        " ORDER BY r.created_at DESC, r.seq DESC LIMIT %s",
-        [*params, end + 1],
+        f"SELECT r.seq FROM claude_mem.records r WHERE {schema.SEARCH_FILTERS}"
+        " ORDER BY r.created_at DESC, r.seq DESC LIMIT %(limit)s",
+        {**params, "limit": end + 1},
     ).fetchall()
     hits = _hits(conn, [(("observation", int(row[0])), 0.0) for row in rows])
     hits.sort(key=lambda h: (-h.time, -h.id))
@@ -267,17 +244,17 @@ def search_team(
     wanted = tuple(k for k in filters.kinds(kinds) if k in TEAM_KINDS)
     if not wanted:
         return SearchResult([], "recent" if not query.strip() else "fulltext", False)
-    where, params = _where(filters, wanted)
+    params = _filters(filters, wanted)
     with conn.transaction():
         conn.execute("SET TRANSACTION READ ONLY")
         conn.execute(f"SET LOCAL statement_timeout = {STATEMENT_TIMEOUT_MS}")
         if not query.strip():
-            return _recent(conn, where, params, limit, offset)
-        fulltext = _fulltext(conn, query, where, params, wanted)
+            return _recent(conn, params, limit, offset)
+        fulltext = _fulltext(conn, query, params, wanted)
         vectors = None
         if vector is not None:
             _vector_settings(conn)
-            vectors = _vectors(conn, vector, where, params, wanted)
+            vectors = _vectors(conn, vector, params, wanted)
         scores = fuse(query, fulltext, vectors)
         observations = [seq for kind, seq in scores if kind == "observation"]
         for seq in _superseded(conn, observations):
@@ -325,6 +302,9 @@ class TeamSearcher:
             try:
                 if self._conn is None or self._conn.closed:
                     self._conn = pg.connect(self.url)
+                    # Never prepared: a generic plan would keep the filters that are unset
+                    # (NULL, folded away when planned for the values) and miss the indexes.
+                    self._conn.prepare_threshold = None
                 return search_team(
                     self._conn, query, vector, filters, kinds=kinds, limit=limit, offset=offset
                 )
