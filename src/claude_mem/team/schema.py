@@ -111,6 +111,9 @@ CREATE TABLE claude_mem.records (
 CREATE INDEX records_pull ON claude_mem.records (team_id, txid, seq);
 CREATE INDEX records_project ON claude_mem.records (team_id, project, created_at);
 CREATE INDEX records_tsv ON claude_mem.records USING gin (tsv);
+-- A kind's nearest vectors (team/search.py asks per kind): a rare kind is read through this
+-- and sorted, rather than walking the whole HNSW graph past the other kind's rows.
+CREATE INDEX records_kind ON claude_mem.records (team_id, kind);
 CREATE INDEX records_embedding ON claude_mem.records USING hnsw (embedding vector_cosine_ops);
 
 CREATE TABLE claude_mem.events (

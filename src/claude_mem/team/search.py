@@ -104,7 +104,8 @@ def _fulltext(
     an identifier's parts all together), and, with several words, the newest FTS_WINDOW
     holding them all. The schema's `matching` finds them through the GIN index (a member's
     own statement can't use it under row-level security); this statement, the member's,
-    reads their ranks by primary key, row-level security applying as everywhere."""
+    reads their ranks by primary key (an array, so it is an index condition, never a join
+    over the whole table), row-level security applying as everywhere."""
     words = distinctive_terms(query)
     if not words:
         return []
@@ -119,7 +120,7 @@ def _fulltext(
                    row_number() OVER (PARTITION BY r.kind
                                       ORDER BY ts_rank_cd(r.tsv, q.words) DESC, r.seq DESC) AS n
             FROM claude_mem.records r, (SELECT {any_q} AS words) q
-            WHERE r.seq IN ({" UNION ".join(windows)})) ranked
+            WHERE r.seq = ANY (ARRAY({" UNION ".join(windows)}))) ranked
         WHERE n <= %(candidates)s
     """
     found = {**params, **values, "window": FTS_WINDOW, "candidates": CANDIDATES}
@@ -246,8 +247,9 @@ def search_team(
         return SearchResult([], "recent" if not query.strip() else "fulltext", False)
     params = _filters(filters, wanted)
     with conn.transaction():
-        conn.execute("SET TRANSACTION READ ONLY")
-        conn.execute(f"SET LOCAL statement_timeout = {STATEMENT_TIMEOUT_MS}")
+        conn.execute(
+            f"SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {STATEMENT_TIMEOUT_MS}"
+        )
         if not query.strip():
             return _recent(conn, params, limit, offset)
         fulltext = _fulltext(conn, query, params, wanted)
@@ -267,12 +269,15 @@ def search_team(
 
 
 def _vector_settings(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
-    """This transaction's HNSW search width, and iterative scans where pgvector has them."""
-    conn.execute(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")
-    version = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-    row = version.fetchone()
-    if row and tuple(int(p) for p in str(row[0]).split(".")[:2]) >= (0, 8):
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    """This transaction's HNSW search width, and iterative scans where pgvector has them
+    (≥ 0.8; older servers refuse the setting), in one round trip."""
+    conn.execute(
+        """SELECT set_config('hnsw.ef_search', %s, true),
+                  (SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)
+                   FROM pg_extension WHERE extname = 'vector'
+                     AND string_to_array(extversion, '.')::int[] >= '{0,8}')""",
+        [str(EF_SEARCH)],
+    )
 
 
 class TeamSearcher:
