@@ -347,15 +347,19 @@ def test_cli_search_team(alice: Member, embedder: Embedder) -> None:
     assert "CLAUDE_MEM_TEAM_URL" in alone.stderr
 
 
-def _matching(url: str, projects: list[str] | None = None) -> list[int]:
-    """`claude_mem.matching` called with raw SQL as `url`'s role: every record holding a word."""
+def _matching(
+    url: str, projects: list[str] | None = None, words: str = "retry | secret", window: int = 1000
+) -> list[int]:
+    """`claude_mem.matching` called with raw SQL as `url`'s role: the records it picks for
+    `words` (any), 'retry & secret' (all), newest first."""
     with pg.connect(url) as conn:
         rows = conn.execute(
-            "SELECT claude_mem.matching(to_tsquery('claude_mem.code', 'retry | secret'), 1000,"
+            "SELECT claude_mem.matching(to_tsquery('claude_mem.code', %s),"
+            " to_tsquery('claude_mem.code', 'retry & secret'), %s,"
             " ARRAY['observation', 'summary'], %s, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
-            (projects,),
+            (words, window, projects),
         ).fetchall()
-    return sorted(int(str(row[0])) for row in rows)
+    return [int(str(row[0])) for row in rows]
 
 
 def test_the_matching_function_returns_only_what_its_caller_may_read(
@@ -399,3 +403,19 @@ def test_the_matching_function_returns_only_what_its_caller_may_read(
     with pg.connect(team_db.owner_url, autocommit=True) as conn:
         conn.execute("DELETE FROM claude_mem.shared_projects WHERE shared_by = %s", (alice.role,))
     assert _matching(alice.url) == []  # unshared: gone for her too
+
+
+def test_a_full_window_of_any_word_leaves_room_for_older_records_with_every_word(
+    alice: Member, embedder: Embedder
+) -> None:
+    both = Record("retry secret", "an older record holding both words")
+    newer = [Record(f"retry number {n}", "one of the words", created_at=T0 + n) for n in range(3)]
+    push(alice, embedder, both, *newer)
+    with pg.connect(alice.url) as conn:
+        rows = conn.execute(
+            "SELECT seq, title FROM claude_mem.records ORDER BY seq DESC"
+        ).fetchall()
+    seqs = {str(title): int(str(seq)) for seq, title in rows}
+    newest = [int(str(seq)) for seq, _ in rows]
+    assert _matching(alice.url, words="retry", window=3) == [*newest[:3], seqs[both.title]]
+    assert _matching(alice.url, words="retry", window=4) == newest  # not full: all of them

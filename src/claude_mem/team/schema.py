@@ -208,27 +208,39 @@ SEARCH_FILTER_NAMES = (
 _MATCHING_ARGS = ", ".join(
     f"{name} {'bigint' if name in ('since', 'until') else 'text[]'}" for name in SEARCH_FILTER_NAMES
 )
-_MATCHING_SQL = (
+# The newest $3 records holding $1 (older than $2 if set) under the filters ($4…).
+_WINDOW = (
     "SELECT r.seq FROM claude_mem.records r"
-    f" WHERE r.tsv @@ $1 AND {_TEAM} AND {_SHARED} AND "
-    + SEARCH_FILTERS % {name: f"${n}" for n, name in enumerate(SEARCH_FILTER_NAMES, 3)}
-    + " ORDER BY r.seq DESC LIMIT $2"
+    f" WHERE r.tsv @@ $1 AND ($2::bigint IS NULL OR r.seq < $2) AND {_TEAM} AND {_SHARED} AND "
+    + SEARCH_FILTERS % {name: f"${n}" for n, name in enumerate(SEARCH_FILTER_NAMES, 4)}
+    + " ORDER BY r.seq DESC LIMIT $3"
 )
 
 # Full text for members. Row-level security keeps a member's statement from evaluating `@@`
 # (not leakproof) before the policy's conditions, so it could never use the GIN index: every
-# member's full-text search read the whole table. This function finds the newest `lim`
-# records matching `words` that pass the filters itself, as the schema's owner, under the
-# read policy's own conditions (the caller's team, its shared projects: `_TEAM`, `_SHARED`),
-# so it returns nothing a member could not read; only their seqs, ranked by the member's own
-# statement under row-level security. EXECUTE: the plan is made for these values, each call.
+# member's full-text search read the whole table. This function picks the records to score
+# itself, as the schema's owner, under the read policy's own conditions (the caller's team,
+# its shared projects: `_TEAM`, `_SHARED`) and the filters, so it returns nothing its caller
+# could not read, and only seqs: the member's own statement reads and ranks those rows under
+# row-level security. As local search (`search_queries.fulltext_ranked`): the newest `lim`
+# holding any word, then, if that window is full and `all_words` is given, the newest `lim`
+# holding every word older than it (the newer ones were in it). EXECUTE: each statement is
+# planned for its values, so an unset filter costs nothing.
 _SEARCH = f"""
-CREATE FUNCTION claude_mem.matching(words tsquery, lim integer, {_MATCHING_ARGS})
+CREATE FUNCTION claude_mem.matching(
+    any_words tsquery, all_words tsquery, lim integer, {_MATCHING_ARGS})
 RETURNS SETOF bigint
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    newest bigint[];
 BEGIN
-    RETURN QUERY EXECUTE $q${_MATCHING_SQL}$q$
-        USING words, lim, {", ".join(SEARCH_FILTER_NAMES)};
+    EXECUTE $q$SELECT array_agg(seq ORDER BY seq DESC) FROM ({_WINDOW}) w$q$
+        INTO newest USING any_words, NULL::bigint, lim, {", ".join(SEARCH_FILTER_NAMES)};
+    RETURN QUERY SELECT unnest(newest);
+    IF all_words IS NOT NULL AND cardinality(newest) = lim THEN
+        RETURN QUERY EXECUTE $q${_WINDOW}$q$
+            USING all_words, newest[lim], lim, {", ".join(SEARCH_FILTER_NAMES)};
+    END IF;
 END
 $fn$;
 REVOKE ALL ON FUNCTION claude_mem.matching FROM PUBLIC;

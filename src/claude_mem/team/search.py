@@ -8,10 +8,14 @@ Two candidate lists, as locally (`search.hybrid`): full text (`tsv @@` the query
 ranked with `ts_rank_cd`) and vectors (cosine distance to the query's embedding through the
 HNSW index, `MIN_SIMILARITY` as the floor), each bounded by `CANDIDATES` per kind, then fused
 by `hybrid.fuse` — the same function local search calls. Full text works as locally: any of
-the query's words matches; the newest `FTS_WINDOW` matches are scored, and the newest
-`FTS_WINDOW` records holding every word, so a frequent word costs a bounded scan and never
-pushes out a record that has them all. Forgotten records (a `forget` event) never come back;
-superseded ones weigh `SUPERSEDED_WEIGHT`.
+the query's words matches; the newest `FTS_WINDOW` matches are scored and, older than those,
+the newest `FTS_WINDOW` holding every word, so a frequent word costs a bounded scan and never
+pushes out a record that has them all. Row-level security would keep a member's own
+statement off the GIN index (`@@` is not leakproof), so the schema's `claude_mem.matching`
+(SECURITY DEFINER, the read policy's own conditions) picks those records; the member's
+statement reads and ranks them by primary key, under the policy. Forgotten records (a
+`forget` event) never come back; superseded ones weigh `SUPERSEDED_WEIGHT`. The connection
+never prepares statements: each is planned for its values, so unset filters fold away.
 
 Filters (`SearchFilters`) the server answers: projects, types, concepts, files (a path or a
 folder, in files read or modified), since/until and platforms. A local session id means
@@ -87,11 +91,6 @@ _WORDS = "plainto_tsquery('claude_mem.code', claude_mem.code_words(%(word_{n})s)
 _FILTER_ARGS = ", ".join(f"%({name})s" for name in schema.SEARCH_FILTER_NAMES)
 
 
-def _matching(tsquery: str) -> str:
-    """The newest FTS_WINDOW readable records `tsquery` finds under the filters."""
-    return f"SELECT claude_mem.matching(({tsquery}), %(window)s, {_FILTER_ARGS})"
-
-
 def _fulltext(
     conn: psycopg.Connection[tuple[Any, ...]],
     query: str,
@@ -101,9 +100,10 @@ def _fulltext(
     """(kind, seq) and ts_rank_cd of the best full-text matches, per kind.
 
     Scored: the newest FTS_WINDOW matches of any word (an OR of each word's tsquery: a path or
-    an identifier's parts all together), and, with several words, the newest FTS_WINDOW
-    holding them all. The schema's `matching` finds them through the GIN index (a member's
-    own statement can't use it under row-level security); this statement, the member's,
+    an identifier's parts all together), and, with several words and that window full, the
+    newest FTS_WINDOW older ones holding them all. The schema's `matching` finds them
+    through the GIN index (a member's own statement can't use it under row-level security);
+    this statement, the member's,
     reads their ranks by primary key (an array, so it is an index condition, never a join
     over the whole table), row-level security applying as everywhere."""
     words = distinctive_terms(query)
@@ -111,16 +111,15 @@ def _fulltext(
         return []
     values = {f"word_{n}": word for n, word in enumerate(words)} | {"word_all": " ".join(words)}
     any_q = " || ".join(_WORDS.format(n=n) for n in range(len(words)))
-    windows = [_matching(any_q)]
-    if len(words) > 1:
-        windows.append(_matching(_WORDS.format(n="all")))
+    all_q = _WORDS.format(n="all") if len(words) > 1 else "NULL"
+    matching = f"claude_mem.matching(({any_q}), ({all_q}), %(window)s, {_FILTER_ARGS})"
     sql = f"""
         SELECT kind, seq, relevance FROM (
             SELECT r.kind, r.seq, ts_rank_cd(r.tsv, q.words) AS relevance,
                    row_number() OVER (PARTITION BY r.kind
                                       ORDER BY ts_rank_cd(r.tsv, q.words) DESC, r.seq DESC) AS n
             FROM claude_mem.records r, (SELECT {any_q} AS words) q
-            WHERE r.seq = ANY (ARRAY({" UNION ".join(windows)}))) ranked
+            WHERE r.seq = ANY (ARRAY(SELECT {matching}))) ranked
         WHERE n <= %(candidates)s
     """
     found = {**params, **values, "window": FTS_WINDOW, "candidates": CANDIDATES}
