@@ -91,31 +91,36 @@ _WORDS = "plainto_tsquery('claude_mem.code', claude_mem.code_words(%(word_{n})s)
 _FILTER_ARGS = ", ".join(f"%({name})s" for name in schema.SEARCH_FILTER_NAMES)
 
 
+# Whether a newer record superseded record `r` (read with the candidates: no round trip more).
+_SUPERSEDED = """EXISTS (SELECT 1 FROM claude_mem.events e WHERE e.team_id = r.team_id
+    AND e.kind = 'supersede' AND e.origin_id = r.origin_id)"""
+
+
 def _fulltext(
     conn: psycopg.Connection[tuple[Any, ...]],
     query: str,
     params: dict[str, object],
     kinds: Sequence[Kind],
-) -> list[Found]:
-    """(kind, seq) and ts_rank_cd of the best full-text matches, per kind.
+) -> tuple[list[Found], set[int]]:
+    """(kind, seq) and ts_rank_cd of the best full-text matches, per kind; the superseded.
 
     Scored: the newest FTS_WINDOW matches of any word (an OR of each word's tsquery: a path or
     an identifier's parts all together), and, with several words and that window full, the
     newest FTS_WINDOW older ones holding them all. The schema's `matching` finds them
     through the GIN index (a member's own statement can't use it under row-level security);
-    this statement, the member's,
-    reads their ranks by primary key (an array, so it is an index condition, never a join
-    over the whole table), row-level security applying as everywhere."""
+    this statement, the member's, reads their ranks by primary key (an array, so it is an
+    index condition, never a join over the whole table), row-level security applying."""
     words = distinctive_terms(query)
     if not words:
-        return []
+        return [], set()
     values = {f"word_{n}": word for n, word in enumerate(words)} | {"word_all": " ".join(words)}
     any_q = " || ".join(_WORDS.format(n=n) for n in range(len(words)))
     all_q = _WORDS.format(n="all") if len(words) > 1 else "NULL"
     matching = f"claude_mem.matching(({any_q}), ({all_q}), %(window)s, {_FILTER_ARGS})"
     sql = f"""
-        SELECT kind, seq, relevance FROM (
+        SELECT kind, seq, relevance, superseded FROM (
             SELECT r.kind, r.seq, ts_rank_cd(r.tsv, q.words) AS relevance,
+                   {_SUPERSEDED} AS superseded,
                    row_number() OVER (PARTITION BY r.kind
                                       ORDER BY ts_rank_cd(r.tsv, q.words) DESC, r.seq DESC) AS n
             FROM claude_mem.records r, (SELECT {any_q} AS words) q
@@ -124,7 +129,8 @@ def _fulltext(
     """
     found = {**params, **values, "window": FTS_WINDOW, "candidates": CANDIDATES}
     rows = conn.execute(sql, found).fetchall()
-    return [((_kind(kind, kinds), int(seq)), float(rel)) for kind, seq, rel in rows]
+    ranked = [((_kind(kind, kinds), int(seq)), float(rel)) for kind, seq, rel, _ in rows]
+    return ranked, {int(row[1]) for row in rows if row[3]}
 
 
 def _vectors(
@@ -132,39 +138,31 @@ def _vectors(
     vector: Sequence[float],
     params: dict[str, object],
     kinds: Sequence[Kind],
-) -> list[Found]:
-    """(kind, seq) and cosine similarity of the nearest records, per kind, above the floor."""
+) -> tuple[list[Found], set[int]]:
+    """(kind, seq) and cosine similarity of the nearest records, per kind, above the floor;
+    the superseded."""
     literal = "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
     found: list[Found] = []
+    superseded: set[int] = set()
     for kind in kinds:
         rows = conn.execute(
-            f"""SELECT seq, 1 - distance FROM (
-                    SELECT r.seq, r.embedding <=> %(vector)s::vector AS distance
+            f"""SELECT seq, 1 - distance, {_SUPERSEDED} FROM (
+                    SELECT r.seq, r.team_id, r.origin_id,
+                           r.embedding <=> %(vector)s::vector AS distance
                     FROM claude_mem.records r
                     WHERE r.embedding IS NOT NULL AND {schema.SEARCH_FILTERS}
-                    ORDER BY distance LIMIT %(candidates)s) nearest
+                    ORDER BY distance LIMIT %(candidates)s) r
                 ORDER BY distance""",
             {**params, "kinds": [kind], "vector": literal, "candidates": CANDIDATES},
         ).fetchall()
-        found += [((kind, int(seq)), float(s)) for seq, s in rows if float(s) >= MIN_SIMILARITY]
-    return found
+        close = [row for row in rows if float(row[1]) >= MIN_SIMILARITY]
+        found += [((kind, int(row[0])), float(row[1])) for row in close]
+        superseded |= {int(row[0]) for row in close if row[2]}
+    return found, superseded
 
 
 def _kind(value: str, kinds: Sequence[Kind]) -> Kind:
     return next(k for k in kinds if k == value)
-
-
-def _superseded(conn: psycopg.Connection[tuple[Any, ...]], seqs: list[int]) -> set[int]:
-    """Of these records, the ones a newer record superseded."""
-    if not seqs:
-        return set()
-    rows = conn.execute(
-        """SELECT r.seq FROM claude_mem.records r JOIN claude_mem.events e
-               ON e.team_id = r.team_id AND e.kind = 'supersede' AND e.origin_id = r.origin_id
-           WHERE r.seq = ANY(%s)""",
-        [seqs],
-    ).fetchall()
-    return {int(row[0]) for row in rows}
 
 
 def _hits(
@@ -251,15 +249,16 @@ def search_team(
         )
         if not query.strip():
             return _recent(conn, params, limit, offset)
-        fulltext = _fulltext(conn, query, params, wanted)
+        fulltext, superseded = _fulltext(conn, query, params, wanted)
         vectors = None
         if vector is not None:
             _vector_settings(conn)
-            vectors = _vectors(conn, vector, params, wanted)
+            vectors, also = _vectors(conn, vector, params, wanted)
+            superseded |= also
         scores = fuse(query, fulltext, vectors)
-        observations = [seq for kind, seq in scores if kind == "observation"]
-        for seq in _superseded(conn, observations):
-            scores["observation", seq] *= SUPERSEDED_WEIGHT
+        for key in scores:
+            if key[0] == "observation" and key[1] in superseded:
+                scores[key] *= SUPERSEDED_WEIGHT
         end = offset + limit
         hits = _hits(conn, page_candidates(scores, end))
     hits.sort(key=fused_order)
