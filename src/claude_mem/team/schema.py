@@ -10,6 +10,9 @@ record's embedding is filled in later, by its author): forgets and supersede lin
 of `events`. Each row
 carries the transaction that wrote it (`txid`), so a reader can take rows in commit-safe
 order: everything below `pg_snapshot_xmin(pg_current_snapshot())` has committed or never will.
+Full text is the one read that is not a member's own statement: under row-level security it
+could not use the GIN index, so `claude_mem.matching` (SECURITY DEFINER, readers only) picks
+the records to score under the read policy's own conditions, and hands back only their seqs.
 """
 
 from __future__ import annotations
