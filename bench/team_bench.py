@@ -1,6 +1,6 @@
-"""Team search and push on PostgreSQL + pgvector: 100k observations on an embedded server.
+"""Team search on PostgreSQL + pgvector: 100k observations on an embedded server.
 
-    .venv/bin/python bench/team_bench.py [--rows 100000] [--rounds 5] [--push 20000]
+    .venv/bin/python bench/team_bench.py [--rows 100000] [--rounds 5]
     .venv/bin/python bench/team_bench.py --rows 1000000    # the 1M figure, outside CI
 
 Server. `claude_mem.team.embedded` (what `claude-mem team serve --embedded` starts) in a
@@ -22,14 +22,8 @@ Search. `team.search.TeamSearcher` as the member (row-level security on), top 20
 round: hybrid (full text + HNSW, fused), full text only, and hybrid under a project filter.
 Time is the search's, connection reused (one per worker), embedding excluded.
 
-Push. `--push` new observations (real-shaped, template vectors) as the member, the statement
-the sync's push runs: `INSERT … ON CONFLICT (team_id, origin_id) DO NOTHING` in batches of 1000,
-one transaction each (team/sync.py is not in this branch: the same statement is timed here),
-one INSERT per row through psycopg's pipelined executemany; then the same batches again (every
-row a conflict: what a retried push costs); then `--push` other observations with one
-`INSERT … SELECT FROM unnest(arrays)` per batch.
-
-Floors, printed ok/✗: team search p95 ≤ 30 ms (hybrid, at 100k); push ≥ 1,000 observations/s.
+Floor, printed ok/✗: team search p95 ≤ 30 ms (hybrid, at 100k). Push throughput is
+bench/team_sync_bench.py's (through the real sync).
 """
 
 from __future__ import annotations
@@ -59,8 +53,6 @@ from search_bench import QUERIES, SIGMA, WIDE_MODULES, WIDE_PROBLEMS, row, timed
 from stats import percentile
 
 SEARCH_FLOOR_MS = 30.0  # p95, hybrid
-PUSH_FLOOR = 1000.0  # observations/s
-BATCH = 1000
 MEMBER, TEAM, PASSWORD = "bench_member", "bench", "bench-password"
 PROJECTS = [f"project-{n}" for n in range(12)]  # synthetic's
 INDEXED = ("title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified")
@@ -68,18 +60,6 @@ COLUMNS = (
     "team_id, origin_id, content_hash, kind, project, type, title, created_at, member,"
     " machine, source_session, body, search_text, embedding"
 )
-# As a member: the team and the member are the server's defaults (current_team(), session_user).
-INSERT = """INSERT INTO claude_mem.records (origin_id, content_hash, kind, project, type, title,
-        created_at, machine, source_session, body, search_text, embedding)
-    VALUES (%s, %s, 'observation', %s, %s, %s, %s, %s, %s, %s, %s, %s::vector)
-    ON CONFLICT (team_id, origin_id) DO NOTHING"""
-UNNEST = """INSERT INTO claude_mem.records (origin_id, content_hash, kind, project, type, title,
-        created_at, machine, source_session, body, search_text, embedding)
-    SELECT o, h, 'observation', p, t, ti, c, m, ss, b::jsonb, st, e::vector
-    FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::bigint[],
-                %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])
-         AS u(o, h, p, t, ti, c, m, ss, b, st, e)
-    ON CONFLICT (team_id, origin_id) DO NOTHING"""
 
 
 def shaped(obs: Observation, n: int, machine: str) -> tuple[str, str, str]:
@@ -165,49 +145,10 @@ def load(owner: str, team: int, rows: int, templates: np.ndarray) -> tuple[float
         return load_s, time.perf_counter() - start
 
 
-def batches(count: int, templates: np.ndarray, machine: str) -> list[list[tuple[object, ...]]]:
-    """`count` new observations from `machine`, as push rows in batches of BATCH."""
-    out = []
-    for offset in range(0, count, BATCH):
-        size = min(BATCH, count - offset)
-        literals = vectors(templates, offset, size, seed=999_000 + offset)
-        batch: list[tuple[object, ...]] = []
-        for n, (obs, literal) in enumerate(
-            zip(synthetic.observations(size, 1, seed=500_000 + offset), literals, strict=True)
-        ):
-            origin, body, text = shaped(obs, offset + n, machine)
-            batch.append((origin, origin, obs.project, obs.type, obs.title, obs.created_at,
-                          machine, "s", body, text, literal))  # fmt: skip
-        out.append(batch)
-    return out
-
-
-def push(member: str, rows: list[list[tuple[object, ...]]], *, arrays: bool) -> tuple[float, int]:
-    """(observations/s, rows added) for pushing `rows`, a transaction per batch: the INSERT
-    per row (executemany, pipelined), or with `arrays` one INSERT … SELECT FROM unnest per
-    batch."""
-    count = sum(len(batch) for batch in rows)
-    with pg.connect(member) as conn:
-        before = conn.execute("SELECT count(*) FROM claude_mem.records").fetchone()
-        start = time.perf_counter()
-        for batch in rows:
-            with conn.transaction(), conn.cursor() as cur:
-                if arrays:
-                    cur.execute(UNNEST, [list(column) for column in zip(*batch, strict=True)])
-                else:
-                    cur.executemany(INSERT, batch)
-        rate = count / (time.perf_counter() - start)
-        after = conn.execute("SELECT count(*) FROM claude_mem.records").fetchone()
-    assert before is not None
-    assert after is not None
-    return rate, int(after[0]) - int(before[0])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--push", type=int, default=20_000)
     parser.add_argument("--sample", type=int, default=300)
     args = parser.parse_args()
     synthetic.MODULES[:] = WIDE_MODULES
@@ -232,12 +173,6 @@ def main() -> None:
                 lambda q: searcher.search(q, query_vectors[q], project), QUERIES, args.rounds
             )
             searcher.close()
-            rows = batches(args.push, templates, "pusher")
-            rate, added = push(member, rows, arrays=False)
-            again, _ = push(member, rows, arrays=False)
-            arrays, arrays_added = push(
-                member, batches(args.push, templates, "arrays"), arrays=True
-            )
         finally:
             server.stop()
 
@@ -250,14 +185,6 @@ def main() -> None:
     print(row("team search, hybrid, one project", filtered))
     mark = "ok" if p95 <= SEARCH_FLOOR_MS else "✗"
     print(f"| floor (at 100k): hybrid p95 ≤ {SEARCH_FLOOR_MS:.0f} ms | {p95:.2f} ms {mark} |")
-    ok = "ok" if rate >= PUSH_FLOOR else "✗"
-    print(f"| push, batches of {BATCH} (member, RLS on) | {rate:,.0f} observations/s {ok} |")
-    print(f"| re-push, every row a conflict | {again:,.0f} observations/s ({added:,} added) |")
-    ok = "ok" if arrays >= PUSH_FLOOR else "✗"
-    print(
-        f"| push, one INSERT … SELECT FROM unnest per batch | {arrays:,.0f} observations/s {ok}"
-        f" ({arrays_added:,} added) |"
-    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 import pytest
 
 from claude_mem.search.embed import Embedder
@@ -344,3 +345,77 @@ def test_cli_search_team(alice: Member, embedder: Embedder) -> None:
     alone = run_cli("search", "--team", "x", env={"CLAUDE_MEM_WORKER_PORT": str(free_port())})
     assert alone.returncode == 2
     assert "CLAUDE_MEM_TEAM_URL" in alone.stderr
+
+
+def _matching(
+    url: str, projects: list[str] | None = None, words: str = "retry | secret", window: int = 1000
+) -> list[int]:
+    """`claude_mem.matching` called with raw SQL as `url`'s role: the records it picks for
+    `words` (any), 'retry & secret' (all), newest first."""
+    with pg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT claude_mem.matching(to_tsquery('claude_mem.code', %s),"
+            " to_tsquery('claude_mem.code', 'retry & secret'), %s,"
+            " ARRAY['observation', 'summary'], %s, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+            (words, window, projects),
+        ).fetchall()
+    return [int(str(row[0])) for row in rows]
+
+
+def test_the_matching_function_returns_only_what_its_caller_may_read(
+    team_db: TeamDatabase,
+    unique_name: Callable[[str], str],
+    alice: Member,
+    embedder: Embedder,
+) -> None:
+    mallory = add_member(team_db, unique_name("mallory"), "rivals", ("shop",))
+    push(mallory, embedder, RETRY)
+    push(alice, embedder, RETRY)
+    outsider, stranger = unique_name("outsider"), unique_name("stranger")
+    with pg.connect(team_db.owner_url, autocommit=True) as conn:
+        conn.execute(  # alice's team, a project nobody shares
+            """INSERT INTO claude_mem.records (team_id, origin_id, content_hash, kind, project,
+                   title, created_at, member, machine, source_session, body, search_text)
+               SELECT team_id, 'm9/observation/1', 'h', 'observation', 'secret', 'secret',
+                   1, role, 'm9', 's9', '{}', 'retry secret'
+               FROM claude_mem.members WHERE role = %s""",
+            (alice.role,),
+        )
+        # A reader who is in no team, and a login role that was never granted reading.
+        conn.execute(f"CREATE ROLE \"{outsider}\" LOGIN PASSWORD '{PASSWORD}'")
+        conn.execute(f'GRANT {schema.READER} TO "{outsider}"')
+        conn.execute(f"CREATE ROLE \"{stranger}\" LOGIN PASSWORD '{PASSWORD}'")
+        mine = conn.execute(
+            "SELECT seq FROM claude_mem.records WHERE member = %s AND project = 'shop'",
+            (alice.role,),
+        ).fetchall()
+        theirs = conn.execute(
+            "SELECT seq FROM claude_mem.records WHERE member = %s", (mallory.role,)
+        ).fetchall()
+    [alices], [mallorys] = [int(str(r[0])) for r in mine], [int(str(r[0])) for r in theirs]
+    assert _matching(alice.url) == [alices]
+    assert _matching(alice.url, ["secret"]) == []  # a filter narrows, never widens
+    assert _matching(alice.url, ["shop", "secret"]) == [alices]
+    assert _matching(mallory.url) == [mallorys]
+    assert _matching(pg.with_credentials(team_db.owner_url, outsider, PASSWORD)) == []
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        _matching(pg.with_credentials(team_db.owner_url, stranger, PASSWORD))
+    with pg.connect(team_db.owner_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM claude_mem.shared_projects WHERE shared_by = %s", (alice.role,))
+    assert _matching(alice.url) == []  # unshared: gone for her too
+
+
+def test_a_full_window_of_any_word_leaves_room_for_older_records_with_every_word(
+    alice: Member, embedder: Embedder
+) -> None:
+    both = Record("retry secret", "an older record holding both words")
+    newer = [Record(f"retry number {n}", "one of the words", created_at=T0 + n) for n in range(3)]
+    push(alice, embedder, both, *newer)
+    with pg.connect(alice.url) as conn:
+        rows = conn.execute(
+            "SELECT seq, title FROM claude_mem.records ORDER BY seq DESC"
+        ).fetchall()
+    seqs = {str(title): int(str(seq)) for seq, title in rows}
+    newest = [int(str(seq)) for seq, _ in rows]
+    assert _matching(alice.url, words="retry", window=3) == [*newest[:3], seqs[both.title]]
+    assert _matching(alice.url, words="retry", window=4) == newest  # not full: all of them

@@ -10,6 +10,9 @@ record's embedding is filled in later, by its author): forgets and supersede lin
 of `events`. Each row
 carries the transaction that wrote it (`txid`), so a reader can take rows in commit-safe
 order: everything below `pg_snapshot_xmin(pg_current_snapshot())` has committed or never will.
+Full text is the one read that is not a member's own statement: under row-level security it
+could not use the GIN index, so `claude_mem.matching` (SECURITY DEFINER, readers only) picks
+the records to score under the read policy's own conditions, and hands back only their seqs.
 """
 
 from __future__ import annotations
@@ -111,6 +114,9 @@ CREATE TABLE claude_mem.records (
 CREATE INDEX records_pull ON claude_mem.records (team_id, txid, seq);
 CREATE INDEX records_project ON claude_mem.records (team_id, project, created_at);
 CREATE INDEX records_tsv ON claude_mem.records USING gin (tsv);
+-- A kind's nearest vectors (team/search.py asks per kind): a rare kind is read through this
+-- and sorted, rather than walking the whole HNSW graph past the other kind's rows.
+CREATE INDEX records_kind ON claude_mem.records (team_id, kind);
 CREATE INDEX records_embedding ON claude_mem.records USING hnsw (embedding vector_cosine_ops);
 
 CREATE TABLE claude_mem.events (
@@ -180,10 +186,75 @@ CREATE POLICY append_own ON claude_mem.events FOR INSERT
     WITH CHECK (team_id = claude_mem.current_team() AND member = session_user);
 """
 
+# What a search may be limited to (team/search.py's filters), as conditions on records `r`,
+# written once for both sides: the member's own statements (psycopg's named parameters) and
+# `matching`'s (its arguments). A NULL filters nothing; a forgotten record never passes.
+SEARCH_FILTERS = """r.kind = ANY(%(kinds)s::text[])
+    AND (%(projects)s::text[] IS NULL OR r.project = ANY(%(projects)s::text[]))
+    AND (%(types)s::text[] IS NULL OR r.type = ANY(%(types)s::text[]))
+    AND (%(since)s::bigint IS NULL OR r.created_at >= %(since)s::bigint)
+    AND (%(until)s::bigint IS NULL OR r.created_at <= %(until)s::bigint)
+    AND (%(platforms)s::text[] IS NULL OR r.body->>'platform' = ANY(%(platforms)s::text[]))
+    AND (%(concepts)s::text[] IS NULL
+         OR COALESCE(r.body->'fields'->'concepts', '[]') ?| %(concepts)s::text[])
+    AND (%(files)s::text[] IS NULL OR EXISTS (
+        SELECT 1 FROM jsonb_array_elements_text(COALESCE(r.body->'fields'->'files_read', '[]')
+            || COALESCE(r.body->'fields'->'files_modified', '[]')) AS f(path)
+        WHERE f.path = ANY(%(files)s::text[]) OR EXISTS (
+            SELECT 1 FROM unnest(%(folders)s::text[]) AS d(folder)
+            WHERE starts_with(f.path, d.folder))))
+    AND NOT EXISTS (SELECT 1 FROM claude_mem.events e WHERE e.team_id = r.team_id
+        AND e.kind = 'forget' AND e.origin_id = r.origin_id)"""
+SEARCH_FILTER_NAMES = (
+    "kinds", "projects", "types", "since", "until", "platforms", "concepts", "files", "folders"
+)  # fmt: skip
+_MATCHING_ARGS = ", ".join(
+    f"{name} {'bigint' if name in ('since', 'until') else 'text[]'}" for name in SEARCH_FILTER_NAMES
+)
+# The newest $3 records holding $1 (older than $2 if set) under the filters ($4…).
+_WINDOW = (
+    "SELECT r.seq FROM claude_mem.records r"
+    f" WHERE r.tsv @@ $1 AND ($2::bigint IS NULL OR r.seq < $2) AND {_TEAM} AND {_SHARED} AND "
+    + SEARCH_FILTERS % {name: f"${n}" for n, name in enumerate(SEARCH_FILTER_NAMES, 4)}
+    + " ORDER BY r.seq DESC LIMIT $3"
+)
+
+# Full text for members. Row-level security keeps a member's statement from evaluating `@@`
+# (not leakproof) before the policy's conditions, so it could never use the GIN index: every
+# member's full-text search read the whole table. This function picks the records to score
+# itself, as the schema's owner, under the read policy's own conditions (the caller's team,
+# its shared projects: `_TEAM`, `_SHARED`) and the filters, so it returns nothing its caller
+# could not read, and only seqs: the member's own statement reads and ranks those rows under
+# row-level security. As local search (`search_queries.fulltext_ranked`): the newest `lim`
+# holding any word, then, if that window is full and `all_words` is given, the newest `lim`
+# holding every word older than it (the newer ones were in it). EXECUTE: each statement is
+# planned for its values, so an unset filter costs nothing.
+_SEARCH = f"""
+CREATE FUNCTION claude_mem.matching(
+    any_words tsquery, all_words tsquery, lim integer, {_MATCHING_ARGS})
+RETURNS SETOF bigint
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    newest bigint[];
+BEGIN
+    EXECUTE $q$SELECT array_agg(seq ORDER BY seq DESC) FROM ({_WINDOW}) w$q$
+        INTO newest USING any_words, NULL::bigint, lim, {", ".join(SEARCH_FILTER_NAMES)};
+    RETURN QUERY SELECT unnest(newest);
+    IF all_words IS NOT NULL AND cardinality(newest) = lim THEN
+        RETURN QUERY EXECUTE $q${_WINDOW}$q$
+            USING all_words, newest[lim], lim, {", ".join(SEARCH_FILTER_NAMES)};
+    END IF;
+END
+$fn$;
+REVOKE ALL ON FUNCTION claude_mem.matching FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION claude_mem.matching TO {READER};
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_roles", _ROLES),
     Migration("0002_tables", _TABLES),
     Migration("0003_access", _ACCESS),
+    Migration("0004_search", _SEARCH),
 )
 
 _LOCK = 0x636C6D  # an advisory lock id of our own: concurrent `team init`s migrate one at a time

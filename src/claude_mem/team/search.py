@@ -8,10 +8,14 @@ Two candidate lists, as locally (`search.hybrid`): full text (`tsv @@` the query
 ranked with `ts_rank_cd`) and vectors (cosine distance to the query's embedding through the
 HNSW index, `MIN_SIMILARITY` as the floor), each bounded by `CANDIDATES` per kind, then fused
 by `hybrid.fuse` — the same function local search calls. Full text works as locally: any of
-the query's words matches; the newest `FTS_WINDOW` matches are scored, and the newest
-`FTS_WINDOW` records holding every word, so a frequent word costs a bounded scan and never
-pushes out a record that has them all. Forgotten records (a `forget` event) never come back;
-superseded ones weigh `SUPERSEDED_WEIGHT`.
+the query's words matches; the newest `FTS_WINDOW` matches are scored and, older than those,
+the newest `FTS_WINDOW` holding every word, so a frequent word costs a bounded scan and never
+pushes out a record that has them all. Row-level security would keep a member's own
+statement off the GIN index (`@@` is not leakproof), so the schema's `claude_mem.matching`
+(SECURITY DEFINER, the read policy's own conditions) picks those records; the member's
+statement reads and ranks them by primary key, under the policy. Forgotten records (a
+`forget` event) never come back; superseded ones weigh `SUPERSEDED_WEIGHT`. The connection
+never prepares statements: each is planned for its values, so unset filters fold away.
 
 Filters (`SearchFilters`) the server answers: projects, types, concepts, files (a path or a
 folder, in files read or modified), since/until and platforms. A local session id means
@@ -41,7 +45,7 @@ from claude_mem.search.hybrid import (
 )
 from claude_mem.store.fulltext import clip_query, distinctive_terms
 from claude_mem.store.search_queries import FTS_WINDOW, Kind, SearchFilters
-from claude_mem.team import pg
+from claude_mem.team import pg, schema
 
 if TYPE_CHECKING:
     import psycopg
@@ -65,128 +69,100 @@ class TeamSearchError(RuntimeError):
         self.status = status
 
 
-def _where(filters: SearchFilters, kinds: Sequence[Kind]) -> tuple[str, list[object]]:
-    """SQL conditions on records `r` for `filters`, and their parameters."""
+def _filters(filters: SearchFilters, kinds: Sequence[Kind]) -> dict[str, object]:
+    """The values of `schema.SEARCH_FILTERS`'s parameters for `filters` (None: no limit)."""
     if filters.session_id is not None:
         raise TeamSearchError(400, "a session id is local: team search can't filter by it")
-    clauses = [
-        "r.kind = ANY(%s)",
-        "NOT EXISTS (SELECT 1 FROM claude_mem.events e WHERE e.team_id = r.team_id"
-        " AND e.kind = 'forget' AND e.origin_id = r.origin_id)",
-    ]
-    params: list[object] = [list(kinds)]
-    if filters.projects:
-        clauses.append("r.project = ANY(%s)")
-        params.append(list(filters.projects))
-    if filters.types:
-        clauses.append("r.type = ANY(%s)")
-        params.append(list(filters.types))
-    if filters.since is not None:
-        clauses.append("r.created_at >= %s")
-        params.append(filters.since)
-    if filters.until is not None:
-        clauses.append("r.created_at <= %s")
-        params.append(filters.until)
-    if filters.platforms:
-        clauses.append("r.body->>'platform' = ANY(%s)")
-        params.append(list(filters.platforms))
-    if filters.concepts:
-        clauses.append("COALESCE(r.body->'fields'->'concepts', '[]') ?| %s")
-        params.append(list(filters.concepts))
-    if filters.files:
-        folders = [path.rstrip("/") + "/" for path in filters.files]
-        clauses.append(
-            "EXISTS (SELECT 1 FROM jsonb_array_elements_text("
-            "COALESCE(r.body->'fields'->'files_read', '[]')"
-            " || COALESCE(r.body->'fields'->'files_modified', '[]')) AS f(path)"
-            " WHERE f.path = ANY(%s) OR EXISTS (SELECT 1 FROM unnest(%s::text[]) AS d(folder)"
-            " WHERE starts_with(f.path, d.folder)))"
-        )
-        params += [list(filters.files), folders]
-    return " AND ".join(clauses), params
+    files = list(filters.files) or None
+    return {
+        "kinds": list(kinds),
+        "projects": list(filters.projects) or None,
+        "types": list(filters.types) or None,
+        "since": filters.since,
+        "until": filters.until,
+        "platforms": list(filters.platforms) or None,
+        "concepts": list(filters.concepts) or None,
+        "files": files,
+        "folders": [path.rstrip("/") + "/" for path in files] if files else None,
+    }
 
 
-_WORDS = "plainto_tsquery('claude_mem.code', claude_mem.code_words(%s))"
+_WORDS = "plainto_tsquery('claude_mem.code', claude_mem.code_words(%(word_{n})s))"
+_FILTER_ARGS = ", ".join(f"%({name})s" for name in schema.SEARCH_FILTER_NAMES)
+
+
+# Whether a newer record superseded record `r` (read with the candidates: no round trip more).
+_SUPERSEDED = """EXISTS (SELECT 1 FROM claude_mem.events e WHERE e.team_id = r.team_id
+    AND e.kind = 'supersede' AND e.origin_id = r.origin_id)"""
 
 
 def _fulltext(
     conn: psycopg.Connection[tuple[Any, ...]],
     query: str,
-    where: str,
-    params: list[object],
+    params: dict[str, object],
     kinds: Sequence[Kind],
-) -> list[Found]:
-    """(kind, seq) and ts_rank_cd of the best full-text matches, per kind.
+) -> tuple[list[Found], set[int]]:
+    """(kind, seq) and ts_rank_cd of the best full-text matches, per kind; the superseded.
 
-    The query's words are constants of the statement (not a CTE's values), so the planner
-    sees them and can use the GIN index: any word (an OR of each word's tsquery: a path or an
-    identifier's parts all together), and, with several words, all of them."""
+    Scored: the newest FTS_WINDOW matches of any word (an OR of each word's tsquery: a path or
+    an identifier's parts all together), and, with several words and that window full, the
+    newest FTS_WINDOW older ones holding them all. The schema's `matching` finds them
+    through the GIN index (a member's own statement can't use it under row-level security);
+    this statement, the member's, reads their ranks by primary key (an array, so it is an
+    index condition, never a join over the whole table), row-level security applying."""
     words = distinctive_terms(query)
     if not words:
-        return []
-    any_q, any_params = " || ".join([_WORDS] * len(words)), list(words)
-    windows = [(any_q, any_params)]
-    if len(words) > 1:
-        windows.append((_WORDS, [" ".join(words)]))
-    selects = [
-        f"(SELECT r.seq FROM claude_mem.records r WHERE r.tsv @@ ({q}) AND {where}"
-        " ORDER BY r.seq DESC LIMIT %s)"
-        for q, _ in windows
-    ]
-    window_params = [p for q_params in windows for p in (*q_params[1], *params, FTS_WINDOW)]
-    # The newest FTS_WINDOW matches of any word, and the newest FTS_WINDOW holding them all.
+        return [], set()
+    values = {f"word_{n}": word for n, word in enumerate(words)} | {"word_all": " ".join(words)}
+    any_q = " || ".join(_WORDS.format(n=n) for n in range(len(words)))
+    all_q = _WORDS.format(n="all") if len(words) > 1 else "NULL"
+    matching = f"claude_mem.matching(({any_q}), ({all_q}), %(window)s, {_FILTER_ARGS})"
     sql = f"""
-        SELECT kind, seq, relevance FROM (
-            SELECT r.kind, r.seq, ts_rank_cd(r.tsv, ({any_q})) AS relevance,
+        SELECT kind, seq, relevance, superseded FROM (
+            SELECT r.kind, r.seq, ts_rank_cd(r.tsv, q.words) AS relevance,
+                   {_SUPERSEDED} AS superseded,
                    row_number() OVER (PARTITION BY r.kind
-                                      ORDER BY ts_rank_cd(r.tsv, ({any_q})) DESC, r.seq DESC) AS n
-            FROM claude_mem.records r
-            WHERE r.seq IN ({" UNION ".join(selects)})) ranked
-        WHERE n <= %s
+                                      ORDER BY ts_rank_cd(r.tsv, q.words) DESC, r.seq DESC) AS n
+            FROM claude_mem.records r, (SELECT {any_q} AS words) q
+            WHERE r.seq = ANY (ARRAY(SELECT {matching}))) ranked
+        WHERE n <= %(candidates)s
     """
-    rows = conn.execute(sql, [*any_params, *any_params, *window_params, CANDIDATES]).fetchall()
-    return [((_kind(kind, kinds), int(seq)), float(rel)) for kind, seq, rel in rows]
+    found = {**params, **values, "window": FTS_WINDOW, "candidates": CANDIDATES}
+    rows = conn.execute(sql, found).fetchall()
+    ranked = [((_kind(kind, kinds), int(seq)), float(rel)) for kind, seq, rel, _ in rows]
+    return ranked, {int(row[1]) for row in rows if row[3]}
 
 
 def _vectors(
     conn: psycopg.Connection[tuple[Any, ...]],
     vector: Sequence[float],
-    where: str,
-    params: list[object],
+    params: dict[str, object],
     kinds: Sequence[Kind],
-) -> list[Found]:
-    """(kind, seq) and cosine similarity of the nearest records, per kind, above the floor."""
+) -> tuple[list[Found], set[int]]:
+    """(kind, seq) and cosine similarity of the nearest records, per kind, above the floor;
+    the superseded."""
     literal = "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
     found: list[Found] = []
+    superseded: set[int] = set()
     for kind in kinds:
         rows = conn.execute(
-            f"""SELECT seq, 1 - distance FROM (
-                    SELECT r.seq, r.embedding <=> %s::vector AS distance
+            f"""SELECT seq, 1 - distance, {_SUPERSEDED} FROM (
+                    SELECT r.seq, r.team_id, r.origin_id,
+                           r.embedding <=> %(vector)s::vector AS distance
                     FROM claude_mem.records r
-                    WHERE r.embedding IS NOT NULL AND {where} AND r.kind = %s
-                    ORDER BY distance LIMIT %s) nearest
+                    WHERE r.embedding IS NOT NULL AND {schema.SEARCH_FILTERS}
+                    ORDER BY distance LIMIT %(candidates)s) r
                 ORDER BY distance""",
-            [literal, *params, kind, CANDIDATES],
+            {**params, "kinds": [kind], "vector": literal, "candidates": CANDIDATES},
         ).fetchall()
-        found += [((kind, int(seq)), float(s)) for seq, s in rows if float(s) >= MIN_SIMILARITY]
-    return found
+        close = [row for row in rows if float(row[1]) >= MIN_SIMILARITY]
+        found += [((kind, int(row[0])), float(row[1])) for row in close]
+        superseded |= {int(row[0]) for row in close if row[2]}
+    return found, superseded
 
 
 def _kind(value: str, kinds: Sequence[Kind]) -> Kind:
     return next(k for k in kinds if k == value)
-
-
-def _superseded(conn: psycopg.Connection[tuple[Any, ...]], seqs: list[int]) -> set[int]:
-    """Of these records, the ones a newer record superseded."""
-    if not seqs:
-        return set()
-    rows = conn.execute(
-        """SELECT r.seq FROM claude_mem.records r JOIN claude_mem.events e
-               ON e.team_id = r.team_id AND e.kind = 'supersede' AND e.origin_id = r.origin_id
-           WHERE r.seq = ANY(%s)""",
-        [seqs],
-    ).fetchall()
-    return {int(row[0]) for row in rows}
 
 
 def _hits(
@@ -233,16 +209,15 @@ def _strings(value: object) -> list[str]:
 
 def _recent(
     conn: psycopg.Connection[tuple[Any, ...]],
-    where: str,
-    params: list[object],
+    params: dict[str, object],
     limit: int,
     offset: int,
 ) -> SearchResult:
     end = offset + limit
     rows = conn.execute(
-        f"SELECT r.seq FROM claude_mem.records r WHERE {where}"
-        " ORDER BY r.created_at DESC, r.seq DESC LIMIT %s",
-        [*params, end + 1],
+        f"SELECT r.seq FROM claude_mem.records r WHERE {schema.SEARCH_FILTERS}"
+        " ORDER BY r.created_at DESC, r.seq DESC LIMIT %(limit)s",
+        {**params, "limit": end + 1},
     ).fetchall()
     hits = _hits(conn, [(("observation", int(row[0])), 0.0) for row in rows])
     hits.sort(key=lambda h: (-h.time, -h.id))
@@ -267,21 +242,23 @@ def search_team(
     wanted = tuple(k for k in filters.kinds(kinds) if k in TEAM_KINDS)
     if not wanted:
         return SearchResult([], "recent" if not query.strip() else "fulltext", False)
-    where, params = _where(filters, wanted)
+    params = _filters(filters, wanted)
     with conn.transaction():
-        conn.execute("SET TRANSACTION READ ONLY")
-        conn.execute(f"SET LOCAL statement_timeout = {STATEMENT_TIMEOUT_MS}")
+        conn.execute(
+            f"SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {STATEMENT_TIMEOUT_MS}"
+        )
         if not query.strip():
-            return _recent(conn, where, params, limit, offset)
-        fulltext = _fulltext(conn, query, where, params, wanted)
+            return _recent(conn, params, limit, offset)
+        fulltext, superseded = _fulltext(conn, query, params, wanted)
         vectors = None
         if vector is not None:
             _vector_settings(conn)
-            vectors = _vectors(conn, vector, where, params, wanted)
+            vectors, also = _vectors(conn, vector, params, wanted)
+            superseded |= also
         scores = fuse(query, fulltext, vectors)
-        observations = [seq for kind, seq in scores if kind == "observation"]
-        for seq in _superseded(conn, observations):
-            scores["observation", seq] *= SUPERSEDED_WEIGHT
+        for key in scores:
+            if key[0] == "observation" and key[1] in superseded:
+                scores[key] *= SUPERSEDED_WEIGHT
         end = offset + limit
         hits = _hits(conn, page_candidates(scores, end))
     hits.sort(key=fused_order)
@@ -290,12 +267,15 @@ def search_team(
 
 
 def _vector_settings(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
-    """This transaction's HNSW search width, and iterative scans where pgvector has them."""
-    conn.execute(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")
-    version = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-    row = version.fetchone()
-    if row and tuple(int(p) for p in str(row[0]).split(".")[:2]) >= (0, 8):
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    """This transaction's HNSW search width, and iterative scans where pgvector has them
+    (≥ 0.8; older servers refuse the setting), in one round trip."""
+    conn.execute(
+        """SELECT set_config('hnsw.ef_search', %s, true),
+                  (SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)
+                   FROM pg_extension WHERE extname = 'vector'
+                     AND string_to_array(extversion, '.')::int[] >= '{0,8}')""",
+        [str(EF_SEARCH)],
+    )
 
 
 class TeamSearcher:
@@ -325,6 +305,9 @@ class TeamSearcher:
             try:
                 if self._conn is None or self._conn.closed:
                     self._conn = pg.connect(self.url)
+                    # Never prepared: a generic plan would keep the filters that are unset
+                    # (NULL, folded away when planned for the values) and miss the indexes.
+                    self._conn.prepare_threshold = None
                 return search_team(
                     self._conn, query, vector, filters, kinds=kinds, limit=limit, offset=offset
                 )
