@@ -110,6 +110,18 @@ BENCHMARKS = (
         quick=("--commits", "5000"),
     ),
     Benchmark(
+        "team",
+        "team_bench.py",
+        "Team memory: search and push on PostgreSQL + pgvector",
+        quick=("--rows", "20000", "--push", "5000"),
+    ),
+    Benchmark(
+        "team-sync",
+        "team_sync_bench.py",
+        "Team sync: push, pull and propagation between workers",
+        quick=("--count", "5000", "--tries", "10"),
+    ),
+    Benchmark(
         "history-quality",
         "history_quality.py",
         "History recall: commit reasons found by questions in other words",

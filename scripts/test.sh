@@ -7,4 +7,5 @@ cd "$(dirname "$0")/.."
 .venv/bin/ruff format --check .
 .venv/bin/mypy
 ./scripts/ensure-chromium.sh
-.venv/bin/python -m pytest "$@"
+# Two processes (pytest-xdist): most tests wait on real subprocesses, workers and servers.
+.venv/bin/python -m pytest -n 2 "$@"

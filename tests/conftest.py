@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -14,6 +15,9 @@ from claude_mem.search.embed import Embedder, load_embedder
 from claude_mem.store import Database
 from tests.net import DeadPort
 from tests.worker_fixtures import RunningWorker, running_worker
+
+# The team tests' real PostgreSQL (one embedded server per run, a database per test).
+pytest_plugins = ["tests.team_pg"]
 
 
 @pytest.fixture(autouse=True)
@@ -30,6 +34,9 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # Workers started by tests must not read the git history of the folder the suite runs in.
     # The history tests (tests/test_history_*.py) set it back.
     monkeypatch.setenv("CLAUDE_MEM_GIT_HISTORY", "false")
+    # Installs run hooks with this interpreter instead of timing every candidate on the
+    # machine (seconds per install); tests/test_hook_python.py unsets it to test the choice.
+    monkeypatch.setenv("CLAUDE_MEM_HOOK_PYTHON", sys.executable)
     return path
 
 

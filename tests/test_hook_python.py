@@ -62,6 +62,12 @@ def hook_python_checks() -> list[dict[str, str]]:
     return [check for check in doctor.checks() if check["check"] == "hook python"]
 
 
+@pytest.fixture(autouse=True)
+def unforced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The choice itself is tested here: no interpreter forced (the suite forces one)."""
+    monkeypatch.delenv(hook_python.SETTING)
+
+
 def test_the_venvs_python_is_the_first_candidate_and_answers_the_probe() -> None:
     assert BASE_PY not in ("", VENV_PY)
     entry = HookCommand.current().entry

@@ -360,6 +360,7 @@ def test_every_field_is_mapped_and_the_source_is_untouched(source: Path) -> None
         "prompt_number": 1, "discovery_tokens": 1234, "content_hash": "",
         "agent_type": "reviewer", "agent_id": "agent-7", "generated_by": "claude-haiku-4-5",
         "source": "import", "created_at": EPOCH + 100, "superseded_by": None,
+        "author": None, "origin_id": None,
     }  # fmt: skip
     assert (obs[1]["narrative"], obs[1]["title"], obs[1]["facts"]) == (
         "Legacy free text observation", "", "[]")  # fmt: skip
@@ -373,7 +374,7 @@ def test_every_field_is_mapped_and_the_source_is_untouched(source: Path) -> None
         "next_steps": "Add tests",
         "notes": "Reviewed\nFiles read: src/cart.py\nFiles edited: src/cart.py",
         "prompt_number": 2, "discovery_tokens": 300, "generated_by": None,
-        "created_at": EPOCH + 500,
+        "created_at": EPOCH + 500, "author": None, "origin_id": None,
     }  # fmt: skip
     assert summaries[1]["request"] == "Preview"
 

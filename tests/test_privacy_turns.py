@@ -30,10 +30,11 @@ def worker(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningW
         yield running
 
 
-def replay(worker: RunningWorker, transcript: Path, texts: list[str]) -> None:
-    """One session: per text, a turn whose prompt, words, tool result and reply hold it."""
+def replay(worker: RunningWorker, transcript: Path, texts: list[str], cwd: str = CWD) -> None:
+    """One session in `cwd`: per text, a turn whose prompt, words, tool result and reply hold
+    it."""
     host = f"private-{next(_sessions)}"
-    where = {"host_session_id": host, "cwd": CWD, "transcript_path": str(transcript)}
+    where = {"host_session_id": host, "cwd": cwd, "transcript_path": str(transcript)}
     with transcript.open("w") as out:
         for n, text in enumerate(texts):
             call = f"toolu_{host}_{n}"
@@ -53,8 +54,8 @@ def replay(worker: RunningWorker, transcript: Path, texts: list[str]) -> None:
             client.post("/api/sessions/init", json={**where, "prompt": f"look at {text}"})
             client.post("/api/sessions/observations", json={
                 **where, "tool_name": "Read", "tool_use_id": call,
-                "tool_input": {"file_path": f"{CWD}/notes.md"},
-                "tool_response": {"type": "text", "file": {"filePath": f"{CWD}/notes.md",
+                "tool_input": {"file_path": f"{cwd}/notes.md"},
+                "tool_response": {"type": "text", "file": {"filePath": f"{cwd}/notes.md",
                                   "content": "plain notes"}}})  # fmt: skip
             client.post("/api/sessions/summarize", json={
                 **where, "last_assistant_message": f"From now on keep {text}"})  # fmt: skip

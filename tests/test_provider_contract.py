@@ -24,9 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "claude_mem"
 PROVIDERS = SRC / "pipeline" / "providers"
 # Where naming a provider is the point: the settings' defaults and the demo's settings; and
-# where the word is a host's, not a provider's: Gemini CLI marks the model's chat messages so.
+# where the word is not a provider's: Gemini CLI marks the model's chat messages so, and
+# `local` is also a search scope's name (the vocabulary declares it once).
 NAMING_ALLOWED = (
     SRC / "settings.py", SRC / "demo" / "run.py", SRC / "transcripts" / "gemini.py",
+    SRC / "vocabulary.py",
 )  # fmt: skip
 
 

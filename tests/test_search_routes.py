@@ -63,8 +63,10 @@ def test_search_index_shape(worker: RunningWorker) -> None:
     assert body["has_more"] is False
     [hit] = body["hits"]
     assert set(hit) == {"id", "kind", "time", "type", "title", "project", "session_id", "files",
-                        "token_cost", "score", "superseded_by", "source", "commit"}  # fmt: skip
+                        "token_cost", "score", "superseded_by", "source", "commit", "author",
+                        "origin_id"}  # fmt: skip
     assert (hit["source"], hit["commit"]) == ("hooks", None)  # a session's, not history
+    assert (hit["author"], hit["origin_id"]) == (None, None)  # the user's own, not a team's
     assert hit["kind"] == "observation"
     assert hit["type"] == "bugfix"
     assert hit["files"] == ["src/conf/loader.py"]

@@ -19,6 +19,7 @@ def write(data: object) -> Path:
 def test_defaults_without_file(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLAUDE_MEM_TURN_IDLE_S")  # the suite's own (tests/conftest.py)
     monkeypatch.delenv("CLAUDE_MEM_GIT_HISTORY")
+    monkeypatch.delenv("CLAUDE_MEM_HOOK_PYTHON")
     loaded = settings.load()
     assert loaded.problems == []
     assert loaded["CLAUDE_MEM_PROVIDER"] == "local"

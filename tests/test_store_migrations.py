@@ -78,6 +78,15 @@ SEED_AFTER = {
     "0015_transcript_recovery": [
         "UPDATE sessions SET recovered_offset = 20, recovered_turn = 1 WHERE id = 1",
     ],
+    "0016_team": [
+        "INSERT INTO team_shares (project, shared_at) VALUES ('proj', 1012)",
+        "INSERT INTO observations (id, session_id, project, type, title, content_hash,"
+        " created_at, author, origin_id) VALUES (7, 1, 'proj', 'discovery', 'Theirs', 'h7',"
+        " 1013, 'alice', 'm-2/observation/1')",
+        "INSERT INTO team_outbox (op, kind, row_id, project, created_at)"
+        " VALUES ('record', 'observation', 4, 'proj', 1014)",
+        "INSERT INTO team_cursor (stream, txid, seq) VALUES ('records', '900', 4)",
+    ],
 }
 
 

@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "install": ("install", "add our hooks to Claude Code, Codex, Cursor, Gemini CLI or Windsurf"),
     "uninstall": ("uninstall", "remove our hooks from an agent's config (memory is kept)"),
     "mcp": ("mcp", "serve memory tools to an agent over stdio (Model Context Protocol)"),
+    "team": ("team", "share memory with a team through PostgreSQL (init, join, share, status…)"),
 }
 
 # Commands that say nothing about settings problems up front: doctor and settings show them

@@ -76,6 +76,8 @@ class Observation(ObservationDraft, Record, kw_only=True):
     source: ObservationSource = "hooks"
     created_at: int = 0
     superseded_by: int | None = None  # the newer observation that replaced this one
+    author: str | None = None  # a teammate's row: the member who wrote it (team/sync.py)
+    origin_id: str | None = None  # a teammate's row: its id on the team server
 
 
 class SummaryDraft(msgspec.Struct, kw_only=True):
@@ -100,6 +102,8 @@ class Summary(SummaryDraft, Record, kw_only=True):
     discovery_tokens: int = 0
     generated_by: str | None = None
     created_at: int = 0
+    author: str | None = None  # a teammate's row: the member who wrote it (team/sync.py)
+    origin_id: str | None = None  # a teammate's row: its id on the team server
 
 
 class Prompt(Record, kw_only=True):

@@ -421,6 +421,23 @@ _SPECS: tuple[Spec, ...] = (
         minimum=0,
         maximum=3650,
     ),
+    # Team memory
+    Spec(
+        "CLAUDE_MEM_TEAM_URL",
+        "",
+        "The team server this worker syncs shared projects with "
+        "(postgresql://MEMBER:PASSWORD@HOST:PORT/DB, the join URL the team's owner made "
+        "for this member); empty: no team.",
+        secret=True,
+        restart=True,
+    ),
+    Spec(
+        "CLAUDE_MEM_TEAM_SYNC_S",
+        1,
+        "Seconds between team sync rounds (push the outbox, pull the team's rows).",
+        minimum=1,
+        maximum=3600,
+    ),
     # Logging
     Spec(
         "CLAUDE_MEM_LOG_LEVEL",

@@ -25,8 +25,14 @@ TYPE_MEANINGS: dict[ObservationType, str] = {
 }
 
 # Where an observation's unit of work came from: the agent's hooks, a transcript read after
-# the fact, an import, git history, or a memory saved by hand (the API, the MCP tool).
-ObservationSource = Literal["hooks", "transcript", "import", "git", "manual"]
+# the fact, an import, git history, a memory saved by hand (the API, the MCP tool), or a
+# teammate's memory pulled from the team server (team/sync.py).
+ObservationSource = Literal["hooks", "transcript", "import", "git", "manual", "team"]
+TEAM_SOURCE: ObservationSource = "team"
+# Where a search looks: this machine's store (the team's pulled rows included), or the team
+# server's records beyond that copy (CLAUDE_MEM_TEAM_URL).
+SearchScope = Literal["local", "team"]
+DEFAULT_SCOPE: SearchScope = "local"
 HISTORY_SOURCE: ObservationSource = "git"
 
 

@@ -2,12 +2,15 @@
 
 With a worker running, the search goes through its API (`GET /api/search`), which is hybrid
 once the embedding model is loaded; without one, the store is read directly, full text only.
-The mode used is printed under the table and included in `--json`.
+The mode used is printed under the table and included in `--json`. `--team` searches the team
+server (CLAUDE_MEM_TEAM_URL) instead: through the worker when one runs, else directly, the
+query embedded here.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import sys
@@ -19,6 +22,7 @@ from claude_mem.text import counted, shorten
 from claude_mem.vocabulary import OBSERVATION_TYPES
 
 FIELDS = ("id", "kind", "type", "title", "time", "project", "files", "superseded_by")
+TEAM_FIELDS = (*FIELDS, "author", "origin_id")  # who wrote a team record, its id there
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--local", action="store_true", help="read the store directly even if a worker runs"
     )
+    parser.add_argument(
+        "--team", action="store_true",
+        help="search the team server (CLAUDE_MEM_TEAM_URL), beyond the local copy",
+    )  # fmt: skip
 
 
 def _via_worker(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -52,6 +60,8 @@ def _via_worker(args: argparse.Namespace) -> dict[str, Any] | None:
     params += [("project", p) for p in args.project] + [("type", t) for t in args.type]
     if args.since:
         params.append(("since", args.since))
+    if args.team:
+        params.append(("scope", "team"))
     try:
         response = client.request(
             "GET", "/api/search?" + urlencode(params), port=found.port, host=found.host,
@@ -60,7 +70,8 @@ def _via_worker(args: argparse.Namespace) -> dict[str, Any] | None:
     except client.WorkerUnavailable:
         return None
     body = response.json()
-    if response.status == 400 and isinstance(body, dict):
+    refused = response.status in (400, 409) or (args.team and response.status == 502)
+    if refused and isinstance(body, dict):
         raise ValueError(str(body.get("error")))
     if response.status != 200 or not isinstance(body, dict):
         return None
@@ -83,19 +94,46 @@ def _local(args: argparse.Namespace) -> dict[str, Any]:
     return {"mode": result.mode, "hits": [asdict(h) for h in result.hits]}
 
 
+def _team(args: argparse.Namespace) -> dict[str, Any]:
+    """The team server searched from here: the query embedded with the configured model
+    (full text only when it is off or can't load)."""
+    from dataclasses import asdict
+
+    from claude_mem.search.embed import ModelUnavailable, load_embedder
+    from claude_mem.search.filters import build_filters
+    from claude_mem.settings import load
+    from claude_mem.team import search as team_search
+
+    settings = load()
+    filters = build_filters(projects=args.project, types=args.type, since=args.since)
+    try:
+        searcher = team_search.searcher(settings.get_str("CLAUDE_MEM_TEAM_URL"))
+        vector = None
+        if args.query.strip():
+            with contextlib.suppress(ModelUnavailable):
+                embedder = load_embedder(settings.get_str("CLAUDE_MEM_EMBEDDING_MODEL"))
+                vector = embedder.embed([args.query])[0].tolist() if embedder else None
+        result = searcher.search(args.query, vector, filters, limit=args.limit)
+    except team_search.TeamSearchError as exc:
+        raise ValueError(str(exc)) from None
+    return {"mode": result.mode, "hits": [asdict(h) for h in result.hits]}
+
+
 def search(args: argparse.Namespace) -> dict[str, Any]:
-    """{query (as searched), clipped, mode, source (worker or store), hits: [{id, kind, type,
-    title, time, project, files, superseded_by}]}."""
+    """{query (as searched), clipped, mode, source (worker, store or team server), hits: [{id,
+    kind, type, title, time, project, files, superseded_by}, and with --team author and
+    origin_id]}."""
     from claude_mem.store.fulltext import clip_query
 
     if not 1 <= args.limit <= 100:
         raise ValueError("--limit must be between 1 and 100")
     given, args.query = args.query, clip_query(args.query)  # the worker gets a short URL
     answer = None if args.local else _via_worker(args)
-    source = "worker" if answer is not None else "store"
+    source = "worker" if answer is not None else "team server" if args.team else "store"
     if answer is None:
-        answer = _local(args)
-    hits = [{name: hit.get(name) for name in FIELDS} for hit in answer["hits"]]
+        answer = _team(args) if args.team else _local(args)
+    fields = TEAM_FIELDS if args.team else FIELDS
+    hits = [{name: hit.get(name) for name in fields} for hit in answer["hits"]]
     return {"query": args.query, "clipped": args.query != given, "mode": answer["mode"],
             "source": source, "hits": hits}  # fmt: skip
 
@@ -105,6 +143,10 @@ def _when(ms: int) -> str:
 
 
 def _label(hit: dict[str, Any]) -> str:
+    """`12`, `S3`, `P7`; a team server's record by its author (`@alice`): its id there is
+    no local id."""
+    if hit.get("origin_id") and hit.get("author"):
+        return f"@{hit['author']}"
     return {"summary": "S", "prompt": "P"}.get(hit["kind"], "") + str(hit["id"])
 
 

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from claude_mem import __version__, log
 from claude_mem.mcp.tools import MemoryTools, ToolFailure, WorkerProxy
-from claude_mem.vocabulary import DEFAULT_TYPE, OBSERVATION_TYPES, ObservationType
+from claude_mem.vocabulary import DEFAULT_TYPE, OBSERVATION_TYPES, ObservationType, SearchScope
 
 NAME = "claude-mem"
 
@@ -93,6 +93,10 @@ Anchor = Annotated[
     int | str | None,
     Field(description="record to center on: an observation id (12), S<id>, P<id>, or a date"),
 ]
+Scope = Annotated[
+    SearchScope | None,
+    Field(description="team: search the team server's memory beyond the local copy"),
+]
 AnchorQuery = Annotated[str | None, Field(description="center on the best match instead")]
 Depth = Annotated[int, Field(ge=0, le=50)]
 Ids = Annotated[
@@ -155,8 +159,10 @@ def build_server(tools: MemoryTools | None = None) -> Any:
         type: TypeFilter = None,
         since: Since = None,
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        *,
+        scope: Scope = None,
     ) -> str:
-        return await run(memory.search, query, project, type, since, limit)
+        return await run(memory.search, query, project, type, since, limit, scope=scope)
 
     @server.tool(description=TIMELINE, structured_output=False)
     async def timeline(

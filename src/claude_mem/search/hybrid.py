@@ -68,6 +68,8 @@ MAX_DEPTH = 50
 NO_FILTERS = SearchFilters()
 
 Mode = Literal["hybrid", "fulltext", "recent"]
+Found = tuple[tuple[Kind, int], float]
+"""A source's match: (kind, id) and its value there (BM25 relevance or cosine), higher better."""
 
 
 class VectorIndexLike(Protocol):
@@ -101,6 +103,8 @@ class Hit:
     superseded_by: int | None = None  # the newer observation that replaced this one
     source: str | None = None  # where an observation came from (`git`: the project's history)
     commit: str | None = None  # a commit observation's hash
+    author: str | None = None  # the teammate who wrote a team record (team/search.py)
+    origin_id: str | None = None  # a team record's id on the team server
 
     @property
     def label(self) -> str:
@@ -122,7 +126,8 @@ class Timeline:
     anchor_time: int
 
 
-def _hit(row: dict[str, Any], score: float = 0.0) -> Hit:
+def index_hit(row: dict[str, Any], score: float = 0.0) -> Hit:
+    """A search index line from a row of `search_queries` shape (team search builds one)."""
     files = list(dict.fromkeys([*row.get("files_modified", []), *row.get("files_read", [])]))
     return Hit(
         id=row["id"],
@@ -138,6 +143,8 @@ def _hit(row: dict[str, Any], score: float = 0.0) -> Hit:
         superseded_by=row.get("superseded_by"),
         source=row.get("source"),
         commit=row.get("sha"),
+        author=row.get("author"),
+        origin_id=row.get("origin_id"),
     )
 
 
@@ -184,26 +191,15 @@ class HybridSearcher:
         wanted = filters.kinds(kinds)
         if not query.strip():
             return self._recent(wanted, filters, limit, offset)
-        sources = self._sources(wanted, query, filters)
-        vector_used = len(sources) > 1
-        scores: dict[tuple[Kind, int], float] = {}
-        for weight, ranked_keys in sources:
-            for key, rank, ratio in ranked_keys:
-                share = KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
-                scores[key] = scores.get(key, 0.0) + share
+        fulltext, vectors = self._sources(wanted, query, filters)
+        scores = fuse(query, fulltext, vectors)
         observations = [record_id for kind, record_id in scores if kind == "observation"]
         for record_id in sq.superseded(self.conn, observations):
             scores["observation", record_id] *= SUPERSEDED_WEIGHT
-        mode: Mode = "hybrid" if vector_used else "fulltext"
-        ranked = sorted(scores.items(), key=lambda item: -item[1])
+        mode: Mode = "hybrid" if vectors is not None else "fulltext"
         end = offset + limit
-        if len(ranked) > end:
-            # Recency breaks ties, so keep every record tied with the page's last score.
-            boundary = ranked[end - 1][1]
-            ranked = [item for item in ranked if item[1] >= boundary]
-        hits = self._hydrate(ranked)
-        hits.sort(key=lambda h: (-h.score, -h.time, KIND_ORDER[h.kind], -h.id))
-        return SearchResult(hits[offset:end], mode, len(scores) > end)
+        hits = self._hydrate(page_candidates(scores, end))
+        return SearchResult(sorted(hits, key=fused_order)[offset:end], mode, len(scores) > end)
 
     def timeline(
         self,
@@ -225,7 +221,7 @@ class HybridSearcher:
             row = sq.record_time(self.conn, cast(Kind, what), value)  # a kind: checked above
             if row is None:
                 return None
-            record = _hit(row)
+            record = index_hit(row)
             key = _order(record)
             project = record.project
         elif what == "session":
@@ -238,14 +234,15 @@ class HybridSearcher:
         if not filters.projects and project:
             filters = replace(filters, projects=(project,))
         earlier, later = sq.around(self.conn, key, filters, before=before, after=after)
-        older = sorted((_hit(r) for r in earlier), key=_order, reverse=True)[:before]
-        newer = sorted((_hit(r) for r in later), key=_order)[:after]
+        older = sorted((index_hit(r) for r in earlier), key=_order, reverse=True)[:before]
+        newer = sorted((index_hit(r) for r in later), key=_order)[:after]
         items = [*reversed(older), *([record] if record else []), *newer]
         return Timeline(items, len(older) if record else None, key[0])
 
     # --- internals ----------------------------------------------------------------------
 
-    def _query_vector(self, query: str) -> Any | None:
+    def query_vector(self, query: str) -> Any | None:
+        """The query's embedding; None without vectors, while the model loads, or on error."""
         if self.vectors is None:
             return None
         try:
@@ -256,46 +253,37 @@ class HybridSearcher:
 
     def _sources(
         self, kinds: Sequence[Kind], query: str, filters: SearchFilters
-    ) -> list[tuple[float, list[tuple[tuple[Kind, int], int, float]]]]:
-        """(weight, ranked keys) per source. With vectors, the full-text half runs in a pool
-        thread, on that thread's own connection, while this one embeds the query, applies the
-        filters and scans the index (SQLite, numpy and ONNX release the GIL), so a search
-        costs about the slower half, not the sum."""
+    ) -> tuple[list[Found], list[Found] | None]:
+        """(full-text, vector) matches; vectors None when they can't answer. With vectors,
+        the full-text half runs in a pool thread, on that thread's own connection, while this
+        one embeds the query, applies the filters and scans the index (SQLite, numpy and ONNX
+        release the GIL), so a search costs about the slower half, not the sum."""
         if self.vectors is None:
-            return [(FULLTEXT_WEIGHT, self._fulltext(kinds, query, filters))]
+            return self._fulltext(kinds, query, filters), None
         pending = _pool().submit(self._fulltext, kinds, query, filters)
         try:
-            vector = self._query_vector(query)
+            vector = self.query_vector(query)
             vectors = self._vectors(kinds, vector, filters) if vector is not None else None
         finally:
             fulltext = pending.result()
-        if vectors is None:
-            return [(FULLTEXT_WEIGHT, fulltext)]
-        prose = not names_exact(query)
-        return [(PROSE_FULLTEXT_WEIGHT if prose else FULLTEXT_WEIGHT, fulltext),
-                (VECTOR_WEIGHT, vectors)]  # fmt: skip
+        return fulltext, vectors
 
-    def _fulltext(
-        self, kinds: Sequence[Kind], query: str, filters: SearchFilters
-    ) -> list[tuple[tuple[Kind, int], int, float]]:
-        found = [
+    def _fulltext(self, kinds: Sequence[Kind], query: str, filters: SearchFilters) -> list[Found]:
+        return [
             ((kind, record_id), relevance)
             for kind in kinds
             for record_id, relevance in sq.fulltext_ranked(
                 self.conn, kind, query, filters, self.candidates
             )
         ]
-        return _ranks(found)
 
-    def _vectors(
-        self, kinds: Sequence[Kind], vector: Any, filters: SearchFilters
-    ) -> list[tuple[tuple[Kind, int], int, float]]:
-        found: list[tuple[tuple[Kind, int], float]] = []
+    def _vectors(self, kinds: Sequence[Kind], vector: Any, filters: SearchFilters) -> list[Found]:
+        found: list[Found] = []
         for kind in kinds:
             similar = dict(self._vector_hits(kind, vector, filters))
             kept = sq.keep_allowed(self.conn, kind, list(similar), filters)
             found += [((kind, record_id), similar[record_id]) for record_id in kept]
-        return _ranks(found)
+        return found
 
     def _vector_hits(
         self, kind: Kind, vector: Any, filters: SearchFilters
@@ -325,7 +313,7 @@ class HybridSearcher:
     ) -> SearchResult:
         end = offset + limit
         rows = [row for kind in kinds for row in sq.newest(self.conn, kind, filters, end + 1)]
-        hits = sorted((_hit(r) for r in rows), key=_order, reverse=True)
+        hits = sorted((index_hit(r) for r in rows), key=_order, reverse=True)
         return SearchResult(hits[offset:end], "recent", len(hits) > end)
 
     def _hydrate(self, ranked: list[tuple[tuple[Kind, int], float]]) -> list[Hit]:
@@ -337,7 +325,7 @@ class HybridSearcher:
             for kind, ids in by_kind.items()
             for record_id, row in sq.index_rows(self.conn, kind, ids).items()
         }
-        return [_hit(rows[key], score) for key, score in ranked if key in rows]
+        return [index_hit(rows[key], score) for key, score in ranked if key in rows]
 
 
 def similar(
@@ -362,9 +350,44 @@ def _pool() -> ThreadPoolExecutor:
         return _POOL
 
 
-def _ranks(
-    found: Sequence[tuple[tuple[Kind, int], float]],
-) -> list[tuple[tuple[Kind, int], int, float]]:
+def fuse(
+    query: str, fulltext: Sequence[Found], vectors: Sequence[Found] | None
+) -> dict[tuple[Kind, int], float]:
+    """The reciprocal-rank fusion of the module docstring: each key's summed score over the
+    sources (`vectors` None when they did not answer), before any supersede weighting. Local
+    and team search (team/search.py) both rank through it."""
+    if vectors is None:
+        sources = [(FULLTEXT_WEIGHT, fulltext)]
+    else:
+        prose = not names_exact(query)
+        sources = [(PROSE_FULLTEXT_WEIGHT if prose else FULLTEXT_WEIGHT, fulltext),
+                   (VECTOR_WEIGHT, vectors)]  # fmt: skip
+    scores: dict[tuple[Kind, int], float] = {}
+    for weight, found in sources:
+        for key, rank, ratio in _ranks(found):
+            share = KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
+            scores[key] = scores.get(key, 0.0) + share
+    return scores
+
+
+def page_candidates(
+    scores: dict[tuple[Kind, int], float], end: int
+) -> list[tuple[tuple[Kind, int], float]]:
+    """The keys a page ending at `end` can hold, best first: the top `end`, and every key
+    tied with the last of them (recency breaks ties, after hydration: `fused_order`)."""
+    ranked = sorted(scores.items(), key=lambda item: -item[1])
+    if len(ranked) > end:
+        boundary = ranked[end - 1][1]
+        ranked = [item for item in ranked if item[1] >= boundary]
+    return ranked
+
+
+def fused_order(hit: Hit) -> tuple[float, int, int, int]:
+    """The fused ranking's order: score, then the newer record."""
+    return -hit.score, -hit.time, KIND_ORDER[hit.kind], -hit.id
+
+
+def _ranks(found: Sequence[Found]) -> list[tuple[tuple[Kind, int], int, float]]:
     """Keys ranked across kinds by score, best first, each with its score's share of the
     best; equal scores share a rank (1, 2, 2, 4), so recency decides between them."""
     ordered = sorted(found, key=lambda item: -item[1])

@@ -41,6 +41,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0013_git_history", schema.GIT_HISTORY),
     Migration("0014_vector_text_hash", schema.VECTOR_TEXT_HASH),
     Migration("0015_transcript_recovery", schema.TRANSCRIPT_RECOVERY),
+    Migration("0016_team", schema.TEAM),
 )
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (

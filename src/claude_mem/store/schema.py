@@ -365,3 +365,96 @@ ALTER TABLE sessions ADD COLUMN recovered_offset INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN recovered_turn INTEGER NOT NULL DEFAULT 0;
 UPDATE sessions SET recovered_offset = transcript_offset, recovered_turn = transcript_turn;
 """
+
+# Team memory (team/sync.py). Projects the user shares, and an outbox filled by triggers in the
+# transaction of each write, so no shared change is lost between a write and its push: a new
+# observation or summary of a shared project that is the user's own (a teammate's copy has an
+# `origin_id`), a supersede link to one of the user's own observations, a deletion (a `forget`
+# tombstone) and a stored vector of an own row. An outbox row names the local row (`row_id`,
+# and `successor_id` for a link, always an own row); the sync thread makes origin ids of them
+# when it pushes, a teammate's copy keeping its own (`origin_id`). Pulled rows carry their
+# `author` and server `origin_id` (unique); each pulled stream's cursor commits with its rows.
+_NOW_MS = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+_TEAM_TABLES = {"observation": "observations", "summary": "session_summaries"}
+
+
+def _own_shared(row: str) -> str:
+    """SQL: whether `row` is the user's own record of a shared project."""
+    return (
+        f"{row}.origin_id IS NULL"
+        f" AND EXISTS (SELECT 1 FROM team_shares WHERE project = {row}.project)"
+    )
+
+
+def _vector_of_own_shared(kind: str) -> str:
+    table = _TEAM_TABLES[kind]
+    return (
+        f"(new.kind = '{kind}' AND EXISTS (SELECT 1 FROM {table} r"
+        f" WHERE r.id = new.row_id AND {_own_shared('r')}))"
+    )
+
+
+TEAM = (
+    """
+CREATE TABLE team_shares (
+    project TEXT PRIMARY KEY,
+    shared_at INTEGER NOT NULL
+);
+CREATE TABLE team_outbox (
+    id INTEGER PRIMARY KEY,
+    op TEXT NOT NULL CHECK (op IN ('record', 'vector', 'supersede', 'forget')),
+    kind TEXT NOT NULL CHECK (kind IN ('observation', 'summary')),
+    row_id INTEGER NOT NULL,
+    project TEXT NOT NULL,
+    origin_id TEXT,
+    successor_id INTEGER,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX idx_team_outbox_row ON team_outbox (kind, row_id);
+CREATE TABLE team_cursor (
+    stream TEXT PRIMARY KEY,
+    txid TEXT NOT NULL,
+    seq INTEGER NOT NULL
+);
+"""
+    + "".join(
+        f"""
+ALTER TABLE {table} ADD COLUMN author TEXT;
+ALTER TABLE {table} ADD COLUMN origin_id TEXT;
+CREATE UNIQUE INDEX idx_{table}_origin ON {table} (origin_id) WHERE origin_id IS NOT NULL;
+CREATE TRIGGER {table}_team_ai AFTER INSERT ON {table} WHEN {_own_shared("new")} BEGIN
+    INSERT INTO team_outbox (op, kind, row_id, project, created_at)
+        VALUES ('record', '{kind}', new.id, new.project, {_NOW_MS});
+END;
+CREATE TRIGGER {table}_team_ad AFTER DELETE ON {table} WHEN {_own_shared("old")} BEGIN
+    INSERT INTO team_outbox (op, kind, row_id, project, created_at)
+        VALUES ('forget', '{kind}', old.id, old.project, {_NOW_MS});
+END;
+"""
+        for kind, table in _TEAM_TABLES.items()
+    )
+    + f"""
+CREATE TRIGGER observations_team_au AFTER UPDATE OF superseded_by ON observations
+WHEN new.superseded_by IS NOT NULL AND new.superseded_by IS NOT old.superseded_by
+    AND EXISTS (SELECT 1 FROM observations s WHERE s.id = new.superseded_by
+                AND {_own_shared("s")}) BEGIN
+    INSERT INTO team_outbox (op, kind, row_id, project, origin_id, successor_id, created_at)
+        VALUES ('supersede', 'observation', new.id, new.project, new.origin_id,
+                new.superseded_by, {_NOW_MS});
+END;
+"""
+    + "".join(
+        f"""
+CREATE TRIGGER vectors_team_{name} AFTER {event} ON vectors
+WHEN {" OR ".join(_vector_of_own_shared(kind) for kind in _TEAM_TABLES)} BEGIN
+    INSERT INTO team_outbox (op, kind, row_id, project, created_at)
+        SELECT 'vector', new.kind, new.row_id, project, {_NOW_MS} FROM (
+            SELECT project FROM observations WHERE new.kind = 'observation' AND id = new.row_id
+            UNION ALL
+            SELECT project FROM session_summaries WHERE new.kind = 'summary' AND id = new.row_id
+        );
+END;
+"""
+        for name, event in (("ai", "INSERT"), ("au", "UPDATE"))
+    )
+)

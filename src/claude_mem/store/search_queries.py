@@ -36,7 +36,9 @@ _TITLE_PREFIX = 4 * TITLE_CHARS + 1
 # Ranked full-text matches per kind and pass at most: the most recent ones (see
 # fulltext_ranked; bench/search_bench.py measures what a smaller window costs in BM25 terms).
 FTS_WINDOW = 500
-# Index-row columns per kind, all aliased to one shape; `chars` measures the full record.
+# Index-row columns per kind, all aliased to one shape; `chars` measures the full record;
+# `author` and `origin_id`: the member a row pulled from the team came from and its id on
+# the team server (NULL for one's own rows).
 _INDEX_COLUMNS = {
     "observation": f"""r.id, 'observation' AS kind, r.created_at AS time, r.type AS type,
         r.title AS title, r.project AS project, r.session_id AS session_id,
@@ -44,18 +46,21 @@ _INDEX_COLUMNS = {
         ({" + ".join(f"length(r.{c})" for c in _OBS_TEXT)}) AS chars,
         r.superseded_by AS superseded_by, r.source AS source,
         CASE WHEN r.source = '{HISTORY_SOURCE}' THEN (SELECT g.sha FROM git_commits g
-                                         WHERE g.observation_id = r.id) END AS sha""",
+                                         WHERE g.observation_id = r.id) END AS sha,
+        r.author AS author, r.origin_id AS origin_id""",
     "summary": f"""r.id, 'summary' AS kind, r.created_at AS time, 'summary' AS type,
         substr(COALESCE(NULLIF(r.request, ''), NULLIF(r.completed, ''), r.learned), 1,
                {_TITLE_PREFIX}) AS title,
         r.project AS project, r.session_id AS session_id,
         '[]' AS files_modified, '[]' AS files_read,
         ({" + ".join(f"length(r.{c})" for c in _SUMMARY_TEXT)}) AS chars,
-        NULL AS superseded_by, NULL AS source, NULL AS sha""",
+        NULL AS superseded_by, NULL AS source, NULL AS sha, r.author AS author,
+        r.origin_id AS origin_id""",
     "prompt": f"""r.id, 'prompt' AS kind, r.created_at AS time, 'prompt' AS type,
         substr(r.text, 1, {_TITLE_PREFIX}) AS title, s.project AS project,
         r.session_id AS session_id, '[]' AS files_modified, '[]' AS files_read,
-        length(r.text) AS chars, NULL AS superseded_by, NULL AS source, NULL AS sha""",
+        length(r.text) AS chars, NULL AS superseded_by, NULL AS source, NULL AS sha,
+        NULL AS author, NULL AS origin_id""",
 }
 
 
@@ -235,11 +240,12 @@ def newest(
 
 def index_rows(conn: sqlite3.Connection, kind: Kind, ids: list[int]) -> dict[int, dict[str, Any]]:
     """Index rows (id, kind, time, type, title, project, session_id, files_*, chars,
-    superseded_by, source, sha: a commit observation's hash) by id."""
+    superseded_by, source, sha: a commit observation's hash, author) by id."""
     rows: dict[int, dict[str, Any]] = {}
+    columns = _INDEX_COLUMNS[kind]
     for start in range(0, len(ids), 500):
         chunk = tuple(ids[start : start + 500])
-        sql = f"""SELECT {_INDEX_COLUMNS[kind]} FROM {_from(kind, True)}
+        sql = f"""SELECT {columns} FROM {_from(kind, True)}
                   WHERE r.id IN ({_marks(chunk)})"""
         rows.update((row["id"], row) for row in row_dicts(conn.execute(sql, chunk)))
     return rows

@@ -40,3 +40,7 @@ def summarized(conn: sqlite3.Connection, session_id: int, prompt_number: int) ->
         (session_id, prompt_number),
     ).fetchone()
     return row is not None
+
+
+def delete_summary(conn: sqlite3.Connection, summary_id: int) -> bool:
+    return conn.execute("DELETE FROM session_summaries WHERE id = ?", (summary_id,)).rowcount > 0

@@ -24,6 +24,8 @@ from claude_mem.settings import Settings
 from claude_mem.settings import load as load_settings
 from claude_mem.store import Database
 from claude_mem.store import queue as queue_store
+from claude_mem.store.observations import get_observation
+from claude_mem.team.sync import TeamSync
 from claude_mem.worker.history_refresh import HistoryRefresh
 from claude_mem.worker.ingest import Ingest
 from claude_mem.worker.recovery import Recovery
@@ -56,6 +58,7 @@ class WorkerState:
         self.embedding: Embedding | None = None
         self.history: HistoryRefresh | None = None
         self.recovery: Recovery | None = None
+        self.team: TeamSync | None = None  # only while a team URL is set
         self._queue_changed = threading.Event()
         self.error: str | None = None
         # Set by whoever runs the server (worker.main, test harness): asks it to stop gracefully.
@@ -144,6 +147,7 @@ class WorkerState:
             # Before the store counts as open: no event is taken ahead of what was missed.
             self.recovery = Recovery(db, self.ingest)
             self.recovery.start()
+            self.team = self._team_sync(db)
             self.db, self.error = db, None
             log.info("worker", "store ready", path=str(db.path), migrated=db.migrated)
             self._status_task = asyncio.get_running_loop().create_task(self._publish_queue_status())
@@ -175,6 +179,34 @@ class WorkerState:
             raise
         return db
 
+    def _team_sync(self, db: Database) -> TeamSync | None:
+        """The team sync thread, started, when a team URL is set (a bad one is logged)."""
+        url = self.settings.get_str("CLAUDE_MEM_TEAM_URL")
+        if not url:
+            return None
+        try:
+            sync = TeamSync(
+                db,
+                url,
+                interval_s=self.settings.get_int("CLAUDE_MEM_TEAM_SYNC_S"),
+                on_pulled=lambda ids: self._team_pulled(db, ids),
+            )
+        except ValueError as exc:
+            log.warn("team", "team sync off: the team URL is not usable", error=str(exc))
+            return None
+        sync.start()
+        return sync
+
+    def _team_pulled(self, db: Database, observation_ids: list[int]) -> None:
+        """Teammates' rows just stored: the embedder has new rows, the viewer new cards."""
+        if self.embedding is not None:
+            self.embedding.notify()
+        conn = db.read()
+        for obs_id in observation_ids:
+            row = get_observation(conn, obs_id)
+            if row is not None:
+                self.stream.publish("new_observation", observation=row)
+
     def _session_started(self, project: ProjectIdentity) -> None:
         """A new session: its project's git history may have moved, a spool may wait."""
         if self.history is not None:
@@ -197,6 +229,9 @@ class WorkerState:
             if task is not None and not task.done():
                 task.cancel()
         self.ingest = None
+        from claude_mem.team.search import close_searchers  # noqa: PLC0415
+
+        close_searchers()
         if self.recovery is not None:
             recovery, self.recovery = self.recovery, None
             await asyncio.to_thread(recovery.stop)
@@ -206,6 +241,9 @@ class WorkerState:
         if self.history is not None:
             history, self.history = self.history, None
             await asyncio.to_thread(history.stop)
+        if self.team is not None:
+            team, self.team = self.team, None
+            await asyncio.to_thread(team.stop)
         if self.embedding is not None:
             embedding, self.embedding = self.embedding, None
             await asyncio.to_thread(embedding.stop)

@@ -1,5 +1,5 @@
 // The viewer page: wires the feed, the live stream, the side panel (records, settings, logs,
-// health), filters, search, theme and keyboard shortcuts. Routes live in the URL hash.
+// health, team sync), filters, search, theme and keyboard shortcuts. Routes live in the URL hash.
 
 import { api, onSignedOut } from "./api.js";
 import { $, el } from "./dom.js";
@@ -7,7 +7,7 @@ import { Feed } from "./feed.js";
 import { observationView, sessionView } from "./records.js";
 import { settingsView } from "./settings.js";
 import { LiveStream } from "./stream.js";
-import { healthView, logsView } from "./system.js";
+import { healthView, logsView, teamView } from "./system.js";
 
 const LOG_REFRESH_MS = 3000;
 const SEARCH_DELAY_MS = 250;
@@ -186,6 +186,7 @@ function route() {
   else if (view === "settings") openPanel(() => settingsView(meta, projects));
   else if (view === "logs") openPanel(logsView);
   else if (view === "health") openPanel(healthView);
+  else if (view === "team") openPanel(teamView);
   else if (!$("#panel").hidden) closePanel();
 }
 

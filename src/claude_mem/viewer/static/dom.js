@@ -34,6 +34,11 @@ export function when(ms) {
   return el("time", { datetime: new Date(ms).toISOString(), text: dateTime.format(ms) });
 }
 
+// "by NAME" on a record pulled from the team (its `author`); nothing on one's own records.
+export function byline(author) {
+  return author ? el("span", { class: "author", title: "From the team", text: `by ${author}` }) : null;
+}
+
 export function plural(count, word) {
   return `${count.toLocaleString()} ${word}${count === 1 ? "" : "s"}`;
 }

@@ -3,7 +3,7 @@
 // so whatever the order of page loads and live events, a record is shown exactly once.
 
 import { api } from "./api.js";
-import { el, when } from "./dom.js";
+import { byline, el, when } from "./dom.js";
 
 const PAGE = 30;
 const LIVE_BATCH_MS = 25;
@@ -158,6 +158,7 @@ export class Feed {
           ? el("span", { class: "badge badge-history", text: historyLabel(hit) })
           : null,
         el("span", { class: "project", text: hit.project }),
+        byline(hit.author),
         when(hit.time),
       ),
       el("h3", { class: "card-title" }, el("a", { href, text: hit.title || "(untitled)" })),

@@ -1,7 +1,7 @@
-// The worker's own state: health, queue and provider figures; the end of today's log.
+// The worker's own state: health, queue and provider figures; team sync; the end of today's log.
 
 import { api } from "./api.js";
-import { el, facts, when } from "./dom.js";
+import { el, facts, list, plural, when } from "./dom.js";
 
 const LOG_LINES = 300;
 
@@ -64,4 +64,63 @@ export async function logsView() {
   await refresh();
   const button = el("button", { type: "button", onclick: refresh, text: "Refresh" });
   return { title: "Logs", body: [el("div", { class: "actions" }, button), where, output], refresh };
+}
+
+// Team sync (GET /api/team/status). A worker older than team memory has no such route: the
+// panel says so and the rest of the viewer is unaffected.
+export async function teamView() {
+  const output = el("div", { id: "team-sync" });
+  const refresh = async () => {
+    let status = null;
+    try {
+      status = await api("/api/team/status");
+    } catch (error) {
+      if (error.status !== 404) throw error;
+    }
+    output.replaceChildren(...teamSync(status));
+  };
+  await refresh();
+  return { title: "Team sync", body: [output], refresh };
+}
+
+// The panel's content for a status (null: the worker has no team sync). Server text goes in
+// as text nodes only (dom.js), as everywhere in the viewer.
+export function teamSync(status) {
+  if (status === null) {
+    return [el("p", { class: "hint", text: "This worker has no team sync: it predates team memory." })];
+  }
+  if (!status.configured) {
+    return [el("p", { class: "hint" },
+      "No team configured: join one with ", el("code", { text: "claude-mem team join URL" }), ".")];
+  }
+  const errors = recentErrors(status.errors);
+  return [
+    el("section", { class: "detail-section" }, el("h3", { text: "Sync" }),
+      facts([
+        ["Server", status.server],
+        ["Member", status.member],
+        ["Team", status.team],
+        ["Last push", status.last_push_at == null ? "never" : when(status.last_push_at)],
+        ["Last pull", status.last_pull_at == null ? "never" : when(status.last_pull_at)],
+        ["Lag", status.lag_s == null ? "nothing pulled yet" : `${status.lag_s.toFixed(1)} s`],
+        ["Outbox", status.outbox ? `${plural(status.outbox, "record")} waiting` : "empty"],
+        ["Pushed", status.pushed.toLocaleString()],
+        ["Pulled", status.pulled.toLocaleString()],
+      ])),
+    el("section", { class: "detail-section" }, el("h3", { text: "Shared projects" }),
+      list(status.shared_projects, "chips")
+        ?? el("p", { class: "hint" },
+          "None yet: share one with ", el("code", { text: "claude-mem team share PROJECT" }), ".")),
+    el("section", { class: "detail-section" }, el("h3", { text: "Errors" }),
+      status.last_error ? el("p", { class: "error", id: "team-last-error", text: status.last_error }) : null,
+      errors.length
+        ? el("ol", { class: "team-errors" },
+          errors.map(({ at, message }) => el("li", {}, when(at), " ", message)))
+        : el("p", { class: "hint", text: "No errors." })),
+  ];
+}
+
+// Newest first: the worker keeps {at, message} entries oldest first.
+function recentErrors(errors) {
+  return [...errors].reverse();
 }

@@ -12,6 +12,7 @@ from claude_mem.worker.routes import (
     memory,
     search,
     sessions,
+    team,
     viewer,
 )
 
@@ -27,4 +28,5 @@ ENDPOINTS: list[Endpoint] = [
     *viewer.ENDPOINTS,
     *corpus.ENDPOINTS,
     *hooks.ENDPOINTS,
+    *team.ENDPOINTS,
 ]

@@ -18,14 +18,16 @@ from claude_mem.context.relevant import relevant
 from claude_mem.control import injection_allowed, paused
 from claude_mem.project import resolve_project
 from claude_mem.search.filters import build_filters, check_types
-from claude_mem.search.hybrid import Hit, HybridSearcher, Timeline, parse_anchor
+from claude_mem.search.hybrid import Hit, HybridSearcher, SearchResult, Timeline, parse_anchor
 from claude_mem.search.render import index_text, timeline_text
 from claude_mem.store import facets
 from claude_mem.store.fulltext import clip_query
 from claude_mem.store.rows import safe_text
 from claude_mem.store.search_queries import KINDS, SearchFilters
 from claude_mem.store.sessions import find_session
+from claude_mem.team import search as team_search
 from claude_mem.text import shorten
+from claude_mem.vocabulary import DEFAULT_SCOPE, SearchScope
 from claude_mem.worker.api import MAX_ID, ApiError, Call, Endpoint
 from claude_mem.worker.schemas import Limit, Offset
 
@@ -51,6 +53,7 @@ class SearchQuery(msgspec.Struct, kw_only=True):
     limit: Limit = 20
     offset: Offset = 0
     format: Format = "json"
+    scope: SearchScope = DEFAULT_SCOPE
 
 
 class SearchResponse(msgspec.Struct, kw_only=True):
@@ -155,7 +158,10 @@ def search(call: Call) -> SearchResponse:
     _check_types(call, filters)
     kinds = tuple(k for k in KINDS if not q.kind or k in q.kind)
     query = clip_query(q.query)
-    result = _searcher(call).search(query, filters, kinds=kinds, limit=q.limit, offset=q.offset)
+    if q.scope == "team":
+        result = _team(call, query, filters, kinds, limit=q.limit, offset=q.offset)
+    else:
+        result = _searcher(call).search(query, filters, kinds=kinds, limit=q.limit, offset=q.offset)
     return SearchResponse(
         query=query,
         clipped=query != q.query,
@@ -166,6 +172,33 @@ def search(call: Call) -> SearchResponse:
         limit=q.limit,
         text=index_text(query, result, q.offset) if q.format == "text" else None,
     )
+
+
+def _team(
+    call: Call,
+    query: str,
+    filters: SearchFilters,
+    kinds: tuple[RecordKind, ...],
+    *,
+    limit: int,
+    offset: int,
+) -> SearchResult:
+    """The search on the team server, the query embedded here (full text only while the
+    model loads); 409 without a team, 502 when the server does not answer."""
+    try:
+        searcher = team_search.searcher(call.state.settings.get_str("CLAUDE_MEM_TEAM_URL"))
+        vector = _searcher(call).query_vector(query) if query.strip() else None
+        return searcher.search(
+            query,
+            None if vector is None else [float(x) for x in vector],
+            filters,
+            kinds=kinds,
+            limit=limit,
+            offset=offset,
+        )
+    except team_search.TeamSearchError as exc:
+        code = {400: "invalid_query", 409: "conflict"}.get(exc.status, "team_unavailable")
+        raise ApiError(exc.status, str(exc), code) from None
 
 
 def timeline(call: Call) -> TimelineResponse:
@@ -248,8 +281,9 @@ def semantic_context(call: Call) -> SemanticContext:
 ENDPOINTS = [
     Endpoint("GET", "/api/search", search,
              "Search index (level 1): ranked hits with ids, titles and token costs; hybrid "
-             "full text + vectors when embeddings are loaded, else full text (see `mode`)",
-             "search", query=SearchQuery, response=SearchResponse),
+             "full text + vectors when embeddings are loaded, else full text (see `mode`); "
+             "scope=team searches the team server (CLAUDE_MEM_TEAM_URL) instead",
+             "search", query=SearchQuery, response=SearchResponse, errors=(400, 409, 502)),
     Endpoint("GET", "/api/timeline", timeline,
              "Timeline (level 2): records in time order around an anchor (observation id, "
              "S<summary id>, P<prompt id>, a date), a session's start, or a query's best hit",

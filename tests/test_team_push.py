@@ -1,0 +1,175 @@
+"""The push against a real PostgreSQL: a record goes with its vector in one INSERT (the row is
+written once, its vector op acknowledged with it), a vector made later follows as an UPDATE,
+a batch that fails part-way leaves nothing on the server and is pushed again whole, and a
+push whose acknowledgement was lost adds nothing but the vector the server still lacked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from claude_mem.store import Database
+from claude_mem.store import team as team_store
+from claude_mem.store import vectors as vector_store
+from claude_mem.team import admin, pg, schema
+from claude_mem.team import sync as team_sync
+from claude_mem.team.sync import TeamSync
+from tests.store_helpers import observation, session
+from tests.team_pg import TeamDatabase
+
+
+@pytest.fixture
+def member(team_db: TeamDatabase, unique_name: Callable[[str], str]) -> str:
+    team = unique_name("team")
+    admin.init(team_db.owner_url, team)
+    return admin.add_member(team_db.owner_url, unique_name("pusher"), team)
+
+
+@pytest.fixture
+def sync(db: Database, member: str) -> Iterator[TeamSync]:
+    """The sync of the test's store as `member` (run by hand: `sync_once`, no thread)."""
+    syncing = TeamSync(db, member)
+    try:
+        yield syncing
+    finally:
+        syncing.stop()
+
+
+def rows(team_db: TeamDatabase, query: str, *args: object) -> list[tuple[Any, ...]]:
+    with pg.connect(team_db.owner_url, autocommit=True) as conn:
+        return conn.execute(query.encode(), args).fetchall()
+
+
+def unit(seed: int) -> np.ndarray:
+    vector = np.random.default_rng(seed).normal(size=schema.DIMENSIONS).astype(np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def embed(db: Database, obs_id: int, vector: np.ndarray) -> None:
+    with db.write() as conn:
+        vector_store.upsert(conn, "observation", obs_id, "m", vector)
+
+
+def pushed_vector(team_db: TeamDatabase, obs_id: int) -> np.ndarray | None:
+    [(text,)] = rows(
+        team_db,
+        "SELECT embedding::text FROM claude_mem.records WHERE origin_id LIKE %s",
+        f"%/observation/{obs_id}",
+    )
+    return None if text is None else np.array([float(v) for v in text.strip("[]").split(",")])
+
+
+def vector_of(team_db: TeamDatabase, obs_id: int) -> np.ndarray:
+    vector = pushed_vector(team_db, obs_id)
+    assert vector is not None
+    return vector
+
+
+def share(db: Database) -> None:
+    with db.write() as conn:
+        team_store.share(conn, "proj")
+
+
+def outbox(db: Database) -> int:
+    return team_store.outbox_size(db.read())
+
+
+# Row versions on the server: a fresh table's rows sit at (0,1), (0,2)...; an UPDATE writes a
+# new version of the row further on, so these tell an INSERT alone from an INSERT then UPDATE.
+VERSIONS = "SELECT ctid::text FROM claude_mem.records ORDER BY ctid"
+
+
+def test_records_go_with_their_vectors_in_one_write(
+    db: Database, sync: TeamSync, team_db: TeamDatabase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(team_sync, "PUSH_BATCH", 2)  # the vector ops wait two batches further on
+    sid = session(db)
+    ids = [observation(db, sid, title=f"t{n}") for n in range(3)]
+    for obs_id in ids:
+        embed(db, obs_id, unit(obs_id))
+    share(db)
+    assert [op for op, *_ in db.read().execute("SELECT op FROM team_outbox ORDER BY id")] == [
+        "record", "record", "record", "vector", "vector", "vector",
+    ]  # fmt: skip
+    sync.sync_once()
+    assert outbox(db) == 0  # every vector op acknowledged with its record
+    assert rows(team_db, VERSIONS) == [("(0,1)",), ("(0,2)",), ("(0,3)",)]  # no UPDATE
+    for obs_id in ids:
+        assert np.allclose(vector_of(team_db, obs_id), unit(obs_id), atol=1e-7)
+
+
+def test_a_vector_made_after_the_push_follows_as_an_update(
+    db: Database, sync: TeamSync, team_db: TeamDatabase
+) -> None:
+    sid = session(db)
+    share(db)
+    early, late = observation(db, sid, title="early"), observation(db, sid, title="late")
+    embed(db, early, unit(1))
+    sync.sync_once()
+    assert pushed_vector(team_db, early) is not None
+    assert pushed_vector(team_db, late) is None
+    embed(db, late, unit(2))
+    embed(db, early, unit(3))  # embedded again (another model): the new vector replaces it
+    assert outbox(db) == 2
+    sync.sync_once()
+    assert outbox(db) == 0
+    assert np.allclose(vector_of(team_db, late), unit(2), atol=1e-7)
+    assert np.allclose(vector_of(team_db, early), unit(3), atol=1e-7)
+    assert rows(team_db, "SELECT count(*) FROM claude_mem.records") == [(2,)]
+
+
+def test_a_batch_failing_part_way_pushes_nothing_and_is_retried_whole(
+    db: Database, sync: TeamSync, team_db: TeamDatabase
+) -> None:
+    sid = session(db)
+    share(db)
+    kept = observation(db, sid, title="kept")
+    embed(db, kept, unit(1))
+    gone = observation(db, sid, title="gone")
+    with db.write() as conn:
+        conn.execute("DELETE FROM observations WHERE id = ?", (gone,))  # a tombstone to push
+    waiting = outbox(db)
+    grant = f"INSERT ON claude_mem.events TO {schema.WRITER}"
+    with pg.connect(team_db.owner_url, autocommit=True) as owner:
+        owner.execute(f"REVOKE {grant.replace(' TO ', ' FROM ')}".encode())
+        with pytest.raises(Exception, match="permission denied"):
+            sync.sync_once()  # the records went first; the events statement fails
+        assert rows(team_db, "SELECT count(*) FROM claude_mem.records") == [(0,)]
+        assert outbox(db) == waiting  # nothing acknowledged
+        owner.execute(f"GRANT {grant}".encode())
+    sync.sync_once()
+    assert outbox(db) == 0
+    assert rows(team_db, "SELECT title, embedding IS NOT NULL FROM claude_mem.records") == [
+        ("kept", True)
+    ]
+    assert rows(team_db, "SELECT kind FROM claude_mem.events") == [("forget",)]
+
+
+def test_a_lost_acknowledgement_adds_nothing_but_the_missing_vector(
+    db: Database, sync: TeamSync, team_db: TeamDatabase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sid = session(db)
+    share(db)
+    obs_id = observation(db, sid, title="once")
+
+    def crash(conn: object, ids: object) -> None:
+        raise RuntimeError("the worker died after the commit")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(team_store, "ack", crash)
+        with pytest.raises(RuntimeError):
+            sync.sync_once()
+    assert pushed_vector(team_db, obs_id) is None  # committed without a vector
+    embed(db, obs_id, unit(5))  # now the batch again carries the record with its vector
+    assert outbox(db) == 2
+    sync.sync_once()
+    assert outbox(db) == 0
+    assert rows(team_db, "SELECT count(*), count(DISTINCT origin_id) FROM claude_mem.records") == [
+        (1, 1)
+    ]
+    assert np.allclose(vector_of(team_db, obs_id), unit(5), atol=1e-7)
+    sync.sync_once()  # and again: still one row
+    assert rows(team_db, "SELECT count(*) FROM claude_mem.records") == [(1,)]
