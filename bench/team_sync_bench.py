@@ -35,8 +35,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -47,8 +46,7 @@ import claude_mem.search  # noqa: F401 - first: numpy's thread default, as in th
 # isort: split
 import httpx2
 import numpy as np
-from tests.net import free_port
-from tests.worker_process import Env
+from tests.test_team_sync import worker_process
 
 import synthetic
 from claude_mem.search.embed import load_embedder
@@ -132,35 +130,6 @@ def observation_count(db: Database) -> int:
     return int(db.read().execute("SELECT count(*) FROM observations").fetchone()[0])
 
 
-@contextmanager
-def worker(data_dir: Path, url: str) -> Iterator[httpx2.Client]:
-    """A real worker process on `data_dir`, a member syncing with `url`."""
-    port = free_port()
-    env = Env(data_dir, port)
-    env.vars.update(
-        CLAUDE_MEM_DATA_DIR=str(data_dir),
-        CLAUDE_MEM_WORKER_PORT=str(port),
-        CLAUDE_MEM_TEAM_URL=url,
-        CLAUDE_MEM_EMBEDDING_MODEL="none",
-    )
-    env.vars.pop("CLAUDE_MEM_TEAM_SYNC_S", None)  # the default interval
-    env.start()
-    token = (data_dir / "worker.token").read_text().strip()
-    client = httpx2.Client(
-        base_url=f"http://127.0.0.1:{port}", headers={"x-claude-mem-token": token}, timeout=10
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while client.get("/api/readiness").status_code != 200:
-            if time.monotonic() > deadline:
-                raise SystemExit("a worker did not become ready in 30 s")
-            time.sleep(0.1)
-        yield client
-    finally:
-        client.close()
-        env.cli("worker", "stop", timeout=30)
-
-
 def found(client: httpx2.Client, word: str) -> bool:
     answer = client.get("/api/search", params={"query": word, "project": "shared"})
     return answer.status_code == 200 and word in answer.text
@@ -169,7 +138,7 @@ def found(client: httpx2.Client, word: str) -> bool:
 def propagation(tmp: Path, a_url: str, b_url: str, tries: int) -> list[float]:
     """Seconds from `POST /api/memory` on worker A to worker B's search finding it."""
     seconds: list[float] = []
-    with worker(tmp / "worker-a", a_url) as a, worker(tmp / "worker-b", b_url) as b:
+    with worker_process(tmp / "worker-a", a_url) as a, worker_process(tmp / "worker-b", b_url) as b:
         for client in (a, b):
             assert client.post("/api/team/share", json={"project": "shared"}).status_code == 200
         for n in range(tries):
