@@ -50,12 +50,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _via_worker(args: argparse.Namespace) -> dict[str, Any] | None:
     """The worker's answer, or None when no worker is running (or it can't answer)."""
     from claude_mem.worker import client, lifecycle
-    from claude_mem.worker.token import read_token
 
-    found = lifecycle.find_running(timeout=0.5)
-    token = read_token()
-    if found is None or not found.ready or token is None:
+    worker = lifecycle.ready_with_token()
+    if worker is None:
         return None
+    found, token = worker
     params: list[tuple[str, str]] = [("query", args.query), ("limit", str(args.limit))]
     params += [("project", p) for p in args.project] + [("type", t) for t in args.type]
     if args.since:

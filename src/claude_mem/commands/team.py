@@ -276,25 +276,14 @@ def _leave(args: argparse.Namespace) -> int:
 
 def _restart_note() -> None:
     from claude_mem import settings
+    from claude_mem.worker import lifecycle
 
     loaded = settings.load()
     if loaded.sources[TEAM_URL] == "env":
         print(f"note: {TEAM_URL} is also set in the environment, which overrides settings.json")
-    worker = _worker()
+    worker = lifecycle.ready_with_token()
     if worker is not None and settings.SPECS[TEAM_URL].restart:
         print(f"the running worker reads {TEAM_URL} when it starts: claude-mem worker restart")
-
-
-def _worker() -> tuple[WorkerInfo, str] | None:
-    """This data dir's running worker and its token, or None."""
-    from claude_mem.worker import lifecycle
-    from claude_mem.worker.token import read_token
-
-    found = lifecycle.find_running(timeout=0.5)
-    token = read_token()
-    if found is None or not found.ready or token is None:
-        return None
-    return found, token
 
 
 def _call(
@@ -316,8 +305,10 @@ def _call(
 
 def _share(args: argparse.Namespace) -> int:
     """Through the worker when it runs (its sync pushes at once), else in the store."""
+    from claude_mem.worker import lifecycle
+
     sharing = args.action == "share"
-    worker = _worker()
+    worker = lifecycle.ready_with_token()
     if worker is not None:
         status, answer = _call(
             worker, "POST", f"/api/team/{args.action}", {"project": args.project}
@@ -354,10 +345,11 @@ def _status(args: argparse.Namespace) -> int:
     """The worker's sync status when it runs; else the setting and a direct connection check."""
     from claude_mem import settings
     from claude_mem.team import pg
+    from claude_mem.worker import lifecycle
 
     url = settings.load().get_str(TEAM_URL)
     report: dict[str, Any] | None = None
-    worker = _worker()
+    worker = lifecycle.ready_with_token()
     if worker is not None:
         code, answer = _call(worker, "GET", "/api/team/status")
         if code == 200 and isinstance(answer, dict):

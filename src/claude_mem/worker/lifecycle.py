@@ -465,6 +465,18 @@ def find_running(settings: Settings | None = None, timeout: float = 0.5) -> Work
     return lookup(settings, timeout).ours
 
 
+def ready_with_token(timeout: float = 0.5) -> tuple[WorkerInfo, str] | None:
+    """This data dir's worker, ready for data routes, and the API token to call it; None when
+    there is none (what the CLI's commands that prefer the worker ask first)."""
+    from claude_mem.worker.token import read_token  # noqa: PLC0415 - not on the hook path
+
+    found = find_running(timeout=timeout)
+    token = read_token()
+    if found is None or not found.ready or token is None:
+        return None
+    return found, token
+
+
 def _spawn(host: str, port: int) -> int:
     """Start a detached worker: own session, stdin/stdout on /dev/null, stderr to a file.
 
