@@ -12,11 +12,18 @@ shown beside it. Then the PreToolUse Read gate: a Read of a file memory knows, a
 its timeline (a new session each time: the gate speaks once per file per session), and a Read
 of a file memory does not know. For scale, the same events posted straight to the ingest route
 a command hook calls. Floor (hooks issue): PostToolUse p50 ≤ 2 ms, fresh connection.
+
+    .venv/bin/python bench/http_hook_bench.py --baseline DIR [--runs 500]
+
+An A/B on a loaded machine: DIR holds another tree's `src` (`git archive main src | tar -x -C
+DIR`); a worker of each runs side by side and the PostToolUse POSTs alternate between them in
+batches, so both see the same load. Prints each one's p50 and CPU per POST, and their ratio.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -121,11 +128,66 @@ def remember(data: str, project: Path, path: Path) -> None:
         ))  # fmt: skip
 
 
+BATCH = 50  # POSTs to one worker before the A/B turns to the other
+
+
+def alternate(baseline: Path, runs: int, env: dict[str, str]) -> None:
+    """This tree's worker and `baseline`'s, side by side, fresh-connection POSTs alternated."""
+    trees = {"this tree": str(Path(__file__).resolve().parent.parent / "src"),
+             "baseline": str(baseline.resolve() / "src")}  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        workers = {}
+        for name, src in trees.items():
+            data, root = (stack.enter_context(tempfile.TemporaryDirectory()) for _ in "dr")
+            project = Path(root) / "ledger"
+            project.mkdir()
+            proc, port = stack.enter_context(worker_on(data, {**env, "PYTHONPATH": src}))
+            workers[name] = (Path(data), project, proc, port)
+        for data, project, _, port in workers.values():
+            wait_ready(port)
+            init = {"host_session_id": "bench", "platform": "claude-code", "cwd": str(project),
+                    "prompt": "run the tests and fix what fails"}  # fmt: skip
+            token = (data / "worker.token").read_text().strip()
+            done = request("POST", "/api/sessions/init", port=port, token=token,
+                           body=json.dumps(init).encode())  # fmt: skip
+            assert done.status == 200, done.body
+        times: dict[str, list[float]] = {name: [] for name in workers}
+        cpu: dict[str, float] = dict.fromkeys(workers, 0.0)
+        sent = 0
+        for turn in range(max(runs // BATCH, 1) + 1):  # the first round warms both up
+            for name in list(workers) if turn % 2 else list(workers)[::-1]:
+                data, project, proc, port = workers[name]
+                bodies = [json.dumps(payload("bench", sent + n, str(project))).encode()
+                          for n in range(BATCH)]  # fmt: skip
+                sent += BATCH
+                before = cpu_ms(proc.pid)
+                got = timed(port, "PostToolUse", bodies,
+                            (data / "hook.token").read_text().strip(), fresh=True)  # fmt: skip
+                if turn:
+                    times[name] += got
+                    cpu[name] += cpu_ms(proc.pid) - before
+    print("| figure | value |\n|---|---|")
+    for name, values in times.items():
+        print(f"| PostToolUse http round trip, fresh connection, {name} ({len(values):,}) | "
+              f"p50 {ms(values, 0.5):.2f} ms, p95 {ms(values, 0.95):.2f} ms, "
+              f"worker CPU per POST {cpu[name] / len(values):.2f} ms |")  # fmt: skip
+    ratio = ms(times["this tree"], 0.5) / ms(times["baseline"], 0.5)
+    cpu_ratio = (cpu["this tree"] / len(times["this tree"])) / (
+        cpu["baseline"] / len(times["baseline"])
+    )
+    print(f"\nthis tree / baseline: p50 {ratio:.2f}, worker CPU per POST {cpu_ratio:.2f} "
+          f"(load average {os.getloadavg()[0]:.1f})")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=500)
+    parser.add_argument("--baseline", type=Path, help="another tree's src/ to run beside this one")
     args = parser.parse_args()
     env = {**os.environ, "CLAUDE_MEM_EMBEDDING_MODEL": "none"}
+    if args.baseline is not None:
+        alternate(args.baseline, args.runs, env)
+        return
     with tempfile.TemporaryDirectory() as data, tempfile.TemporaryDirectory() as root:
         project = Path(root) / "ledger"
         project.mkdir()

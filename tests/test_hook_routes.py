@@ -184,3 +184,24 @@ def test_a_busy_store_answers_at_the_hook_timeout_and_still_records(
         assert response.json() == {}
         assert tool_rows(worker) == []  # not written yet: the writer is ours
     assert wait_until(lambda: ("Bash", "toolu_busy") in tool_rows(worker))
+
+
+def test_hook_routes_keep_the_local_only_rules_and_method_answers(worker: RunningWorker) -> None:
+    """Served ahead of Starlette's stack (app.WorkerApp), the hook routes still refuse a
+    foreign Host or Origin before the token, and a method they don't serve is a 405."""
+    tool = payload_of("PostToolUse")
+    token = {HOOK_HEADER: worker.state.hook_token}
+    evil_host = post(worker, "PostToolUse", tool, {**token, "host": "evil.example:80"})
+    assert evil_host.status_code == 403
+    assert evil_host.json()["code"] == "forbidden_host"
+    evil_origin = post(worker, "PostToolUse", tool, {**token, "origin": "https://evil.example"})
+    assert evil_origin.status_code == 403
+    assert evil_origin.json()["code"] == "forbidden_origin"
+    own = post(worker, "PostToolUse", {**tool, "session_id": "http-8"},
+               {**token, "origin": worker.base})  # fmt: skip
+    assert own.status_code == 200
+    got = httpx2.get(f"{worker.base}/api/hooks/claude-code/PostToolUse", headers=token)
+    assert got.status_code == 405
+    deeper = post(worker, "PostToolUse/extra", tool)
+    assert deeper.status_code == 404
+    assert deeper.json()["code"] == "not_found"

@@ -9,6 +9,7 @@ from claude_mem.store.sessions import (
     complete_session,
     delete_session,
     ensure_session,
+    ensure_session_turn,
     find_session,
     get_session,
     last_prompt,
@@ -28,6 +29,30 @@ def test_ensure_session_is_idempotent_per_platform_and_host_id(data_dir: Path) -
         assert found(get_session(conn, a))["project"] == "p"  # never renamed
         assert find_session(conn, "codex", "h") == c
         assert find_session(conn, "codex", "missing") is None
+
+
+def test_ensure_session_turn_answers_the_current_prompt_and_its_privacy(data_dir: Path) -> None:
+    """What a tool event needs, from the upsert itself: the session (created on first sight,
+    its updated_at moved), the current prompt number and whether that prompt was private."""
+    with Database() as db, db.write() as conn:
+
+        def turn(path: str | None = None) -> tuple[int, int, bool]:
+            return ensure_session_turn(conn, platform="claude-code", host_session_id="h",
+                                       project="p", transcript_path=path)  # fmt: skip
+
+        sid, number, private = turn()
+        assert (number, private) == (0, False)
+        assert sid == ensure_session(conn, platform="claude-code", host_session_id="h", project="p")
+        add_prompt(conn, sid, "fix the export", now=1_000)
+        assert turn() == (sid, 1, False)
+        add_prompt(conn, sid, "<private>the reset password</private>", now=2_000)
+        assert turn() == (sid, 2, True)
+        assert prompt_is_private(conn, sid, 2)
+        before = found(get_session(conn, sid))["updated_at"]
+        turn("/t/new.jsonl")
+        after = found(get_session(conn, sid))
+        assert after["updated_at"] >= before
+        assert after["transcript_path"] == "/t/new.jsonl"
 
 
 def test_placeholder_project_is_filled_later(data_dir: Path) -> None:

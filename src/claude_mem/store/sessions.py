@@ -11,7 +11,7 @@ from msgspec.structs import replace
 from claude_mem.privacy import is_fully_private
 from claude_mem.records import Prompt, Session
 from claude_mem.store.rows import clean, newest_first, now_ms, row_dict, row_dicts
-from claude_mem.store.write import cleaned, insert
+from claude_mem.store.write import cleaned, insert, insert_returning
 
 # Stored prompts are capped: the prompt is a search key and a context line, not an archive.
 MAX_PROMPT_CHARS = 16_000
@@ -45,13 +45,42 @@ def ensure_session(
     remembers where the host keeps the transcript; a new path (a host that started a new
     file) is read from its start.
     """
-    now = now or now_ms()
     session = Session(platform=platform, host_session_id=host_session_id, project=project,
-                      cwd=cwd, transcript_path=transcript_path or None, started_at=now,
-                      updated_at=now)  # fmt: skip
-    new_id = insert(
+                      cwd=cwd, transcript_path=transcript_path or None)  # fmt: skip
+    return int(_upsert(conn, session, redact, now, "id")[0])
+
+
+def ensure_session_turn(
+    conn: sqlite3.Connection,
+    *,
+    platform: str,
+    host_session_id: str,
+    project: str,
+    cwd: str | None = None,
+    transcript_path: str | None = None,
+    redact: bool = True,
+) -> tuple[int, int, bool]:
+    """`ensure_session`, and in the same statement the session's current prompt number and
+    whether that prompt was private: (id, prompt number, private). Every tool event asks."""
+    session = Session(platform=platform, host_session_id=host_session_id, project=project,
+                      cwd=cwd, transcript_path=transcript_path or None)  # fmt: skip
+    sid, number, private = _upsert(conn, session, redact, None, _TURN)
+    return int(sid), int(number), bool(private)
+
+
+_TURN = """id, prompt_count, prompt_count > 0 AND EXISTS (
+    SELECT 1 FROM user_prompts AS p
+    WHERE p.session_id = sessions.id AND p.prompt_number = sessions.prompt_count
+      AND p.is_private)"""
+
+
+def _upsert(
+    conn: sqlite3.Connection, session: Session, redact: bool, now: int | None, returning: str
+) -> tuple[Any, ...]:
+    now = now or now_ms()
+    row = insert_returning(
         conn,
-        cleaned(session, redact),
+        cleaned(replace(session, started_at=now, updated_at=now), redact),
         f"""ON CONFLICT (platform, host_session_id) DO UPDATE SET
             updated_at = excluded.updated_at,
             project = CASE WHEN sessions.project IN (?, ?) THEN excluded.project
@@ -63,9 +92,10 @@ def ensure_session(
             recovered_offset = CASE WHEN {_NEW_PATH} THEN 0 ELSE sessions.recovered_offset END,
             recovered_turn = CASE WHEN {_NEW_PATH} THEN 0 ELSE sessions.recovered_turn END""",
         PLACEHOLDER_PROJECTS,
+        returning,
     )
-    assert new_id is not None  # DO UPDATE returns the existing row's id
-    return new_id
+    assert row is not None  # DO UPDATE returns the existing row
+    return row
 
 
 _NEW_PATH = (

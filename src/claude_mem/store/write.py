@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -60,12 +60,25 @@ def insert(
     """INSERT a `cleaned` record's fields (not `id`, which SQLite assigns) into its table, with
     an optional ON CONFLICT clause and its parameters; the new id, or None if the clause
     skipped the row. List fields are stored as JSON arrays, JSON values as JSON text."""
+    row = insert_returning(conn, record, conflict, params, "id")
+    return None if row is None else int(row[0])
+
+
+def insert_returning(
+    conn: sqlite3.Connection,
+    record: Record,
+    conflict: str,
+    params: tuple[object, ...],
+    returning: str,
+) -> tuple[Any, ...] | None:
+    """`insert`, with `returning`'s columns of the row written (None if skipped): what a
+    caller would otherwise read back with a second statement."""
     stored, statement = _statement(type(record))
-    row = conn.execute(
-        f"{statement} {conflict} RETURNING id",
+    row: tuple[Any, ...] | None = conn.execute(
+        f"{statement} {conflict} RETURNING {returning}",
         (*(_stored(c, getattr(record, c.name)) for c in stored), *params),
     ).fetchone()
-    return None if row is None else int(row[0])
+    return None if row is None else tuple(row)
 
 
 @functools.cache

@@ -3,25 +3,73 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Match, Route
+from starlette.types import Receive, Scope, Send
 
 from claude_mem import log
 from claude_mem.settings import Settings
 from claude_mem.worker import api
 from claude_mem.worker.routes import ENDPOINTS
-from claude_mem.worker.security import LocalOnly
+from claude_mem.worker.security import LocalOnly, refusal
 from claude_mem.worker.state import WorkerState
 
 # JSON bodies above this are refused with 413; oversize *fields* inside smaller bodies are
 # truncated instead (see store.limits), so a giant tool output never loses its event.
 BODY_LIMIT_BYTES = 16 * 1024 * 1024
+HOOK_PREFIX = "/api/hooks/"  # every hook route's path starts so (a cheap first test)
+
+
+class WorkerApp(Starlette):
+    """Starlette, with the hook routes served ahead of its middleware and router.
+
+    Claude Code waits for each http hook, once per tool call: those requests go straight to
+    their route's endpoint, through the same local-only check (`security.refusal`), the same
+    route matching and the same endpoint function (token, body limit, decoding, answer), and
+    the same error handler; every other request takes Starlette's whole stack.
+    """
+
+    def __init__(
+        self,
+        *,
+        hook_routes: list[Route],
+        error_handler: Callable[[Request, Exception], Awaitable[Response]],
+        port_of: Callable[[], int | None],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.hook_routes, self.error_handler, self.port_of = hook_routes, error_handler, port_of
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith(HOOK_PREFIX):
+            for route in self.hook_routes:
+                match, child = route.matches(scope)
+                if match is Match.FULL:
+                    scope.update(child)
+                    scope["app"] = self
+                    await self._serve(route, scope, receive, send)
+                    return
+        await super().__call__(scope, receive, send)
+
+    async def _serve(self, route: Route, scope: Scope, receive: Receive, send: Send) -> None:
+        response = refusal(scope, self.port_of())
+        if response is not None:
+            await response(scope, receive, send)
+            return
+        try:
+            response = await route.endpoint(Request(scope, receive, send))
+        except Exception as exc:  # as Starlette's ServerErrorMiddleware: answer, then raise
+            await (await self.error_handler(Request(scope), exc))(scope, receive, send)
+            raise
+        await response(scope, receive, send)
 
 
 def create_app(settings: Settings | None = None, state: WorkerState | None = None) -> Starlette:
@@ -49,10 +97,14 @@ def create_app(settings: Settings | None = None, state: WorkerState | None = Non
         )
 
     routes = [api.route(ep, state, BODY_LIMIT_BYTES) for ep in ENDPOINTS]
-    app = Starlette(
+    port_of = lambda: state.port  # noqa: E731 - read at each request: set once listening
+    app = WorkerApp(
+        hook_routes=[r for r, ep in zip(routes, ENDPOINTS, strict=True) if ep.hook],
+        error_handler=json_error,
+        port_of=port_of,
         routes=routes,
         exception_handlers={HTTPException: json_error, Exception: json_error},
-        middleware=[Middleware(LocalOnly, port_of=lambda: state.port)],
+        middleware=[Middleware(LocalOnly, port_of=port_of)],
         lifespan=lifespan,
     )
     app.state.worker = state

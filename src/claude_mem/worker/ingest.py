@@ -28,8 +28,8 @@ from claude_mem.store.sessions import (
     close_turn,
     complete_session,
     ensure_session,
+    ensure_session_turn,
     find_session,
-    get_session,
     prompt_is_private,
 )
 from claude_mem.store.summaries import summarized
@@ -115,10 +115,10 @@ class Ingest:
     def settings(self) -> Settings:
         return self.settings_of()
 
-    def _project(self, cwd: str | None) -> ProjectIdentity:
+    def _project(self, cwd: str | None, settings: Settings) -> ProjectIdentity:
         """Resolve, remembering each cwd briefly: events arrive in bursts from one folder, and a
         new ignore file or exclusion still takes effect within seconds."""
-        excluded = self.settings.get_str("CLAUDE_MEM_EXCLUDED_PROJECTS")
+        excluded = settings.get_str("CLAUDE_MEM_EXCLUDED_PROJECTS")
         key = (cwd, excluded)
         now = time.monotonic()
         cached = self._projects.get(key)
@@ -148,8 +148,9 @@ class Ingest:
             return IngestResult(status="skipped", reason="subagent")
         if isinstance(event, ToolEvent) and not event.tool_name.strip():
             raise ValueError("tool_name must not be empty")
-        project = self._project(event.cwd)
-        mode = self.settings.get_str("CLAUDE_MEM_MODE")
+        settings = self.settings  # one look at settings.json per event
+        project = self._project(event.cwd, settings)
+        mode = settings.get_str("CLAUDE_MEM_MODE")
         reason = (
             "project_excluded" if project.excluded
             else capture_blocked(mode, event.host_session_id)
@@ -157,7 +158,7 @@ class Ingest:
         if (
             reason is None
             and isinstance(event, ToolEvent)
-            and event.tool_name in self.settings.get_list("CLAUDE_MEM_SKIP_TOOLS")
+            and event.tool_name in settings.get_list("CLAUDE_MEM_SKIP_TOOLS")
         ):
             reason = "tool_excluded"
         if reason is not None:
@@ -333,7 +334,7 @@ def _current_turn(
 
     The session is created if this is its first event (memory installed mid-session).
     """
-    sid = ensure_session(
+    sid, number, private = ensure_session_turn(
         conn,
         platform=event.platform,
         host_session_id=event.host_session_id,
@@ -342,10 +343,9 @@ def _current_turn(
         transcript_path=event.transcript_path,
         redact=redact,
     )
-    session = get_session(conn, sid)
-    number = int(session["prompt_count"]) if session else 0
-    number = number if turn is None else turn
-    return sid, number, bool(number) and prompt_is_private(conn, sid, number)
+    if turn is None or turn == number:
+        return sid, number, private
+    return sid, turn, bool(turn) and prompt_is_private(conn, sid, turn)
 
 
 def _prompt_text(event: SessionInit) -> str:

@@ -12,10 +12,21 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+import msgspec
+
 from claude_mem import log
 from claude_mem.worker.api import Endpoint, serve_here
 from claude_mem.worker.client import Response
 from claude_mem.worker.state import WorkerState
+
+
+def _encode(payload: object) -> bytes:
+    """The JSON a command hook would send: msgspec's, or, for text holding lone surrogates
+    (which it refuses), the standard library's with them replaced, as a hook's socket does."""
+    try:
+        return msgspec.json.encode(payload)
+    except UnicodeEncodeError:
+        return json.dumps(payload, ensure_ascii=False).encode("utf-8", "replace")
 
 
 class LocalWorker:
@@ -42,9 +53,7 @@ class LocalWorker:
         if endpoint is None:
             status, media, body = 404, "application/json", b'{"error": "no such route"}'
         else:
-            raw = None
-            if payload is not None:
-                raw = json.dumps(payload, ensure_ascii=False).encode("utf-8", "replace")
+            raw = None if payload is None else _encode(payload)
             status, media, body = serve_here(endpoint, self.state, method, path, raw)
         if status >= 400:
             log.event("INFO" if status == 404 else "WARN", "hook", "worker refused the event",

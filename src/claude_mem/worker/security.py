@@ -19,6 +19,29 @@ def host_name(host_header: str) -> str:
     return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
 
 
+def allowed_origins(port: int | None) -> set[str]:
+    return {f"http://{name}:{port}" for name in ("127.0.0.1", "localhost", "[::1]")}
+
+
+def refusal(scope: Scope, port: int | None) -> JSONResponse | None:
+    """The 403 for an http request that is not local (a foreign Host or Origin), else None:
+    every request passes here, through LocalOnly or the app's hook fast path."""
+    headers = Headers(scope=scope)
+    host = headers.get("host", "")
+    if host_name(host).lower() not in LOOPBACK_HOSTS:
+        return JSONResponse(
+            {"error": f"Host {host!r} is not a loopback name", "code": "forbidden_host"},
+            status_code=403,
+        )
+    origin = headers.get("origin")
+    if origin is not None and origin not in allowed_origins(port):
+        return JSONResponse(
+            {"error": f"cross-origin request from {origin!r} refused", "code": "forbidden_origin"},
+            status_code=403,
+        )
+    return None
+
+
 class LocalOnly:
     """ASGI middleware refusing non-loopback Host headers and cross-origin browser requests."""
 
@@ -30,28 +53,8 @@ class LocalOnly:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = Headers(scope=scope)
-        host = headers.get("host", "")
-        if host_name(host).lower() not in LOOPBACK_HOSTS:
-            response = JSONResponse(
-                {"error": f"Host {host!r} is not a loopback name", "code": "forbidden_host"},
-                status_code=403,
-            )
-            await response(scope, receive, send)
-            return
-        origin = headers.get("origin")
-        if origin is not None and origin not in self.allowed_origins():
-            response = JSONResponse(
-                {
-                    "error": f"cross-origin request from {origin!r} refused",
-                    "code": "forbidden_origin",
-                },
-                status_code=403,
-            )
-            await response(scope, receive, send)
+        refused = refusal(scope, self.port_of())
+        if refused is not None:
+            await refused(scope, receive, send)
             return
         await self.app(scope, receive, send)
-
-    def allowed_origins(self) -> set[str]:
-        port = self.port_of()
-        return {f"http://{name}:{port}" for name in ("127.0.0.1", "localhost", "[::1]")}
