@@ -29,7 +29,9 @@ second worker with `CLAUDE_MEM_EMBEDDING_MODEL=none`. Measured queries never rep
 of the 15 with its own lead of function words (`so`, `and the`…), which full text drops and the
 model embeds, so no query's embedding is cached; a separate row repeats the plain 15 (the
 worker's query-embedding cache answers them). Floors, printed ok/✗: at 10k hybrid p50 ≤ 8 ms
-and full text p50 ≤ 5 ms; at 100k hybrid p95 ≤ 15 ms.
+and full text p50 ≤ 5 ms; at 100k hybrid p95 ≤ 15 ms. Beside the distinct-query rows, the
+worker's CPU per search (its every thread, from /proc): on a loaded machine the timings wait
+for the cores, this figure much less, so it is what an A/B of two versions compares there.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -337,9 +339,15 @@ def route_search(port: int, token: str, query: str) -> tuple[float, str]:
     return elapsed, str(body["mode"])
 
 
+def cpu_ms(pid: int) -> float:
+    """CPU time (user + system, every thread) process `pid` has used, in ms."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 @contextlib.contextmanager
-def worker_searching(path: Path, mode: str) -> Iterator[tuple[int, str]]:
-    """(port, token) of a worker on a copy of `path` once its searches answer in `mode`."""
+def worker_searching(path: Path, mode: str) -> Iterator[tuple[int, str, int]]:
+    """(port, token, pid) of a worker on a copy of `path` once its searches answer in `mode`."""
     with tempfile.TemporaryDirectory(prefix="cm-search-bench-") as data:
         with sqlite3.connect(path) as source, sqlite3.connect(Path(data, "claude-mem.db")) as copy:
             source.backup(copy)
@@ -359,7 +367,7 @@ def worker_searching(path: Path, mode: str) -> Iterator[tuple[int, str]]:
                     pass  # not listening, no token or not ready yet
                 time.sleep(0.2)
             time.sleep(1.0)  # let start-up work (history refresh, embedder checks) settle
-            yield port, token
+            yield port, token, proc.pid
 
 
 def route_rows(path: Path, count: int, rounds: int) -> list[str]:
@@ -382,21 +390,35 @@ def route_rows(path: Path, count: int, rounds: int) -> list[str]:
                 timings.append(elapsed)
         return timings
 
+    def cpu_row(label: str, pid: int, run: Callable[[], list[float]]) -> tuple[list[float], str]:
+        """`run`'s timings, and the worker's CPU per search meanwhile: its threads' work,
+        which a loaded machine's waits do not inflate the way they inflate the timings."""
+        before = cpu_ms(pid)
+        timings = run()
+        per_search = (cpu_ms(pid) - before) / len(timings)
+        return timings, f"| {label}, worker CPU per search | {per_search:.2f} ms |"
+
     batches = distinct(QUERIES, rounds + 1)
     results = []
-    with worker_searching(path, "hybrid") as (port, token):
+    with worker_searching(path, "hybrid") as (port, token, pid):
         timed_route(port, token, batches[:1])  # warm-up: page cache, statements, code paths
-        fresh = timed_route(port, token, batches[1:])
+        fresh, fresh_cpu = cpu_row(
+            "/api/search hybrid, distinct queries",
+            pid,
+            lambda: timed_route(port, token, batches[1:]),
+        )
         repeated = timed_route(port, token, [QUERIES] * (rounds + 1))[len(QUERIES) :]
         results += [
             figure("/api/search hybrid, distinct queries", "hybrid", fresh),
             figure("/api/search hybrid, repeated", "hybrid", repeated),
+            fresh_cpu,
         ]
-    with worker_searching(path, "fulltext") as (port, token):
+    with worker_searching(path, "fulltext") as (port, token, pid):
         timed_route(port, token, batches[:1])
-        results.append(
-            figure("/api/search full text", "fulltext", timed_route(port, token, batches[1:]))
+        full, full_cpu = cpu_row(
+            "/api/search full text", pid, lambda: timed_route(port, token, batches[1:])
         )
+        results += [figure("/api/search full text", "fulltext", full), full_cpu]
     return results
 
 

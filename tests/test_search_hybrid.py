@@ -196,6 +196,16 @@ def test_hit_fields(fx: Fixture) -> None:
     assert hit.label == f"#{hit.id}"
 
 
+def test_a_file_list_that_does_not_parse_shows_no_files(fx: Fixture) -> None:
+    with fx.db.write() as conn:  # what an old or hand-edited row may hold
+        conn.execute(
+            "UPDATE observations SET files_modified = 'not json', files_read = '' WHERE id = ?",
+            (fx.exact,),
+        )
+    hit = fx.searcher().search("parse_config_value", kinds=("observation",)).hits[0]
+    assert (hit.id, hit.files, hit.project) == (fx.exact, [], "proj")
+
+
 def test_empty_query_lists_newest_under_filters(fx: Fixture) -> None:
     result = fx.searcher().search("  ", SearchFilters(projects=("proj",)))
     assert result.mode == "recent"

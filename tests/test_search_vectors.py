@@ -271,3 +271,15 @@ def test_clear_empties_the_index_and_it_fills_again() -> None:
     assert index.query(rows[0], 2) == []
     index.add([7], rows[:1])
     assert index.query(rows[0], 1) == [(7, pytest.approx(1.0))]  # type: ignore[comparison-overlap]  # approx == float
+
+
+def test_equal_scores_rank_in_id_order_as_python_numbers() -> None:
+    basis = np.eye(16, dtype=np.float32)  # exact products: ties are ties
+    ids = [40, 7, 19, 3, 25, 11]
+    index = VectorIndex()
+    index.replace(ids, basis[[0, 1, 0, 2, 1, 3]])
+    hits = index.query(basis[0], 6)
+    # 40 and 19 score 1, the others 0: each score's ids in id order.
+    assert hits == [(19, 1.0), (40, 1.0), (3, 0.0), (7, 0.0), (11, 0.0), (25, 0.0)]
+    assert all(type(i) is int and type(s) is float for i, s in hits)
+    assert index.query(basis[1], 2) == [(7, 1.0), (25, 1.0)]

@@ -280,3 +280,20 @@ def test_the_viewer_clips_queries_like_the_worker() -> None:
     assert constants == {"QUERY_CHARS": str(fulltext.QUERY_CHARS),
                          "HEAD_CHARS": str(fulltext._HEAD_CHARS),
                          "JOIN": fulltext._JOIN}  # fmt: skip
+
+
+def test_equal_relevance_ranks_the_newer_record_first_across_both_passes(
+    data_dir: Path,
+) -> None:
+    database = Database()
+    sid = session(database)
+    # One distinct word each (no two records alike), the same length: the same BM25 score.
+    both = [observation(database, sid, title=f"cache stampede v{i}") for i in range(4)]
+    newest = [observation(database, sid, title=f"cache stampede w{i}") for i in range(3)]
+    ranked = fulltext_ranked(
+        database.read(), "observation", "cache stampede", SearchFilters(), 10, window=3
+    )
+    # The window holds the newest three, the all-terms pass the older four: all score the
+    # same, so the order is the records' own, newest first, whichever pass scored them.
+    assert [i for i, _ in ranked] == [*reversed(newest), *reversed(both)]
+    assert len({score for _, score in ranked}) == 1

@@ -35,6 +35,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from operator import itemgetter
 from typing import Any, Literal, Protocol, cast
 
 from claude_mem import log
@@ -363,10 +364,10 @@ def fuse(
         sources = [(PROSE_FULLTEXT_WEIGHT if prose else FULLTEXT_WEIGHT, fulltext),
                    (VECTOR_WEIGHT, vectors)]  # fmt: skip
     scores: dict[tuple[Kind, int], float] = {}
+    get = scores.get
     for weight, found in sources:
         for key, rank, ratio in _ranks(found):
-            share = KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
-            scores[key] = scores.get(key, 0.0) + share
+            scores[key] = get(key, 0.0) + KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
     return scores
 
 
@@ -375,7 +376,7 @@ def page_candidates(
 ) -> list[tuple[tuple[Kind, int], float]]:
     """The keys a page ending at `end` can hold, best first: the top `end`, and every key
     tied with the last of them (recency breaks ties, after hydration: `fused_order`)."""
-    ranked = sorted(scores.items(), key=lambda item: -item[1])
+    ranked = sorted(scores.items(), key=itemgetter(1), reverse=True)  # stable, as recency wants
     if len(ranked) > end:
         boundary = ranked[end - 1][1]
         ranked = [item for item in ranked if item[1] >= boundary]
@@ -390,13 +391,15 @@ def fused_order(hit: Hit) -> tuple[float, int, int, int]:
 def _ranks(found: Sequence[Found]) -> list[tuple[tuple[Kind, int], int, float]]:
     """Keys ranked across kinds by score, best first, each with its score's share of the
     best; equal scores share a rank (1, 2, 2, 4), so recency decides between them."""
-    ordered = sorted(found, key=lambda item: -item[1])
+    ordered = sorted(found, key=itemgetter(1), reverse=True)
     best = ordered[0][1] if ordered else 0.0
     ranked: list[tuple[tuple[Kind, int], int, float]] = []
     previous: float | None = None
     rank = 0
     for position, (key, score) in enumerate(ordered, start=1):
-        if previous is None or not math.isclose(score, previous, rel_tol=1e-9, abs_tol=1e-12):
+        if previous is None or (
+            score != previous and not math.isclose(score, previous, rel_tol=1e-9, abs_tol=1e-12)
+        ):
             rank, previous = position, score
         ranked.append((key, rank, score / best if best > 0 else 1.0))
     return ranked

@@ -263,5 +263,5 @@ class VectorIndex:
         else:
             top = np.arange(scores.shape[0])
         # Best first; equal scores in id order so results are deterministic.
-        ranked = sorted(top.tolist(), key=lambda p: (-float(scores[p]), int(ids[p])))
-        return [(int(ids[p]), float(scores[p])) for p in ranked]
+        ranked = top[np.lexsort((ids[top], -scores[top]))]
+        return list(zip(ids[ranked].tolist(), scores[ranked].tolist(), strict=True))

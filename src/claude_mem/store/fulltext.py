@@ -15,6 +15,7 @@ names first, then the longest words) rank.
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 from typing import Any
@@ -85,17 +86,19 @@ def _parts(text: str) -> tuple[list[str], list[str], list[str]]:
     return phrases, list(exact.values()), list(words.values())
 
 
+@functools.lru_cache(maxsize=64)
 def names_exact(query: str) -> bool:
     """Whether `query` names something exactly: a quoted phrase, a path or an identifier."""
     phrases, exact, _ = _parts(safe_text(clip_query(query)).replace("\x00", " "))
     return bool(phrases or exact)
 
 
+@functools.lru_cache(maxsize=64)
 def match_expressions(query: str) -> tuple[str, ...]:
     """The FTS5 MATCH strings whose matches `query` ranks, all with the same phrases (so BM25
     scores agree): rows with any of its terms, then, with several terms, rows with all of them
     (so a window over the first never drops a row that has everything). Empty when nothing
-    in `query` counts."""
+    in `query` counts. Cached: a search asks once per kind, and fusion asks `names_exact`."""
     text = safe_text(clip_query(query)).replace("\x00", " ")
     phrases, exact, words = _parts(text)
     if len(phrases) + len(exact) + len(words) > MAX_TOKENS:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Literal
+
+import msgspec
 
 from claude_mem.store.fulltext import match_expressions
 from claude_mem.store.rows import row_dicts
@@ -187,20 +190,22 @@ def fulltext_ranked(
     newest = f"SELECT {fts}.rowid, {fts}.rank FROM {source} WHERE {conditions}"
     older = f"{newest} AND {fts}.rowid < ?"
     size = max(window, limit)
-    ranks: dict[int, float] = {}
+    scored: list[tuple[int, float]] = []
     bound: tuple[int, ...] = ()
     for expression in expressions:  # the same phrases: a record scores the same in each
         sql = older if bound else newest
         found = conn.execute(
             f"{sql} ORDER BY {fts}.rowid DESC LIMIT ?", (expression, *params, *bound, size)
         ).fetchall()
-        ranks.update(found)
+        scored += found
         if len(found) < size:  # every match of the widest expression is scored already
             break
         # The narrower expression's matches this new were scored here: it scores older ones.
         bound = (found[-1][0],)
-    rows = sorted(ranks.items(), key=lambda row: (row[1], -row[0]))  # FTS5 rank: lower is better
-    return [(row[0], -float(row[1])) for row in rows[:limit]]
+    # `scored` holds each record once, newest first (each pass is older than the last), so a
+    # stable sort on FTS5's rank (lower is better) puts the newer record first among equals.
+    scored.sort(key=itemgetter(1))
+    return [(rowid, -rank) for rowid, rank in scored[:limit]]
 
 
 def allowed_ids(conn: sqlite3.Connection, kind: Kind, filters: SearchFilters) -> set[int] | None:
@@ -243,12 +248,30 @@ def index_rows(conn: sqlite3.Connection, kind: Kind, ids: list[int]) -> dict[int
     superseded_by, source, sha: a commit observation's hash, author) by id."""
     rows: dict[int, dict[str, Any]] = {}
     columns = _INDEX_COLUMNS[kind]
+    source = _from(kind, kind == "prompt")  # only a prompt's project is its session's
     for start in range(0, len(ids), 500):
         chunk = tuple(ids[start : start + 500])
-        sql = f"""SELECT {columns} FROM {_from(kind, True)}
-                  WHERE r.id IN ({_marks(chunk)})"""
-        rows.update((row["id"], row) for row in row_dicts(conn.execute(sql, chunk)))
+        cursor = conn.execute(
+            f"SELECT {columns} FROM {source} WHERE r.id IN ({_marks(chunk)})", chunk
+        )
+        names = [column[0] for column in cursor.description]
+        for values in cursor:
+            row = dict(zip(names, values, strict=True))
+            for name in _FILE_LISTS:
+                row[name] = _json_list(row[name])
+            rows[row["id"]] = row
     return rows
+
+
+_FILE_LISTS = ("files_modified", "files_read")  # the index columns stored as JSON lists
+
+
+def _json_list(text: str | None) -> Any:
+    """A JSON list column decoded (msgspec: the hot path of every search), [] when unreadable."""
+    try:
+        return msgspec.json.decode(text or "")
+    except msgspec.DecodeError:
+        return []
 
 
 def superseded(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
