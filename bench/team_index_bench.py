@@ -5,7 +5,7 @@
 Why. The push's largest part is the server inserting each vector into the records' HNSW
 graph; a cheaper graph (fewer links `m`, fewer candidates per insert `ef_construction`, half
 precision `halfvec`) inserts faster and may find less. This measures both for a few settings,
-the schema's own (`team.schema.EMBEDDING_INDEX`) among them.
+the schema's own (migration 0002's: pgvector's defaults) first.
 
 Server. `claude_mem.team.embedded` (what `claude-mem team serve --embedded` starts) in a
 temporary folder, the team schema migrated. A base table shaped as `claude_mem.records`
@@ -19,8 +19,8 @@ embeddings: search_bench's 15 queries and 85 other synthetic observation texts (
 seed), embedded once.
 
 Per setting. A copy of the base table (same seqs) holds its first `--rows` − `--inserted`
-rows, the setting's HNSW index is built over them (`CREATE INDEX`, timed: what migration 0006
-costs an existing server), then the last `--inserted` rows go in as the sync sends them:
+rows, the setting's HNSW index is built over them (`CREATE INDEX`, timed: what rebuilding the
+index would cost an existing server), then the last `--inserted` rows go in as the sync sends them:
 batches of 1,000, each one `INSERT … SELECT unnest(arrays)` in its own transaction, one
 connection (rows/s over the batches; the statement's parameters are made before timing, so
 this is the server's side). Recall: the HNSW search at team search's width
@@ -35,6 +35,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -48,10 +49,27 @@ import psycopg
 import synthetic
 from claude_mem.search.embed import load_embedder
 from claude_mem.team import embedded, pg, schema
-from claude_mem.team.schema import DIMENSIONS, EMBEDDING_INDEX, HnswIndex
+from claude_mem.team.schema import DIMENSIONS
 from claude_mem.team.search import EF_SEARCH
 from search_bench import QUERIES, WIDE_MODULES, WIDE_PROBLEMS
 from team_bench import COLUMNS, shaped, vectors
+
+
+@dataclass(frozen=True, slots=True)
+class HnswIndex:
+    """An HNSW build: `m` links per node, `ef_construction` candidates looked at per insert,
+    the operator class (the column's type and distance)."""
+
+    m: int
+    ef_construction: int
+    opclass: str = "vector_cosine_ops"
+
+    def create(self, name: str, table: str) -> str:
+        return (
+            f"CREATE INDEX {name} ON {table} USING hnsw (embedding {self.opclass})"
+            f" WITH (m = {self.m}, ef_construction = {self.ef_construction})"
+        )
+
 
 TOP = 20
 BATCH = 1000  # rows per INSERT, as the sync's push
@@ -72,7 +90,7 @@ _TYPES = (
 
 def label(setting: HnswIndex) -> str:
     kind = "halfvec" if setting.opclass == HALF else "vector"
-    mark = " (the schema's)" if setting == EMBEDDING_INDEX else ""
+    mark = " (the schema's: pgvector's default)" if setting == SETTINGS[0] else ""
     return f"m {setting.m}, ef_construction {setting.ef_construction}, {kind}{mark}"
 
 
@@ -167,6 +185,7 @@ def measure(
     shares = []
     with conn.transaction():
         conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(EF_SEARCH),))
+        conn.execute("SET LOCAL enable_seqscan = off")  # the graph, even at a quick size
         search = f"SELECT seq FROM bench.t ORDER BY embedding <=> %s::{column} LIMIT %s"
         plan = conn.execute(f"EXPLAIN {search}", (queries[0], TOP)).fetchall()
         assert any("t_embedding" in str(line[0]) for line in plan), plan  # the HNSW graph's

@@ -28,27 +28,6 @@ WRITER = "claude_mem_writer"
 DIMENSIONS = 384  # the local embedding model's (search/embed.py); vectors are pushed as made
 
 
-@dataclass(frozen=True, slots=True)
-class HnswIndex:
-    """How an HNSW graph over a vector column is built: `m` links per node and the
-    `ef_construction` candidates looked at per insert. Both set what every insert costs the
-    server (the push's largest part) and what a search can find (recall); pgvector's defaults
-    are m 16, ef_construction 64. `opclass` names the column's type and distance."""
-
-    m: int
-    ef_construction: int
-    opclass: str = "vector_cosine_ops"
-
-    def create(self, name: str, table: str, column: str = "embedding") -> str:
-        return (
-            f"CREATE INDEX {name} ON {table} USING hnsw ({column} {self.opclass})"
-            f" WITH (m = {self.m}, ef_construction = {self.ef_construction})"
-        )
-
-
-EMBEDDING_INDEX = HnswIndex(m=16, ef_construction=64)
-
-
 class TeamSchemaError(RuntimeError):
     """The server's schema is newer than this version knows; the message says so."""
 
