@@ -116,6 +116,12 @@ BENCHMARKS = (
         quick=("--rows", "20000", "--push", "5000"),
     ),
     Benchmark(
+        "team-index",
+        "team_index_bench.py",
+        "Team server: HNSW build settings, insert rate against recall",
+        quick=("--rows", "20000", "--inserted", "5000"),
+    ),
+    Benchmark(
         "team-sync",
         "team_sync_bench.py",
         "Team sync: push, pull and propagation between workers",

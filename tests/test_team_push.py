@@ -173,3 +173,54 @@ def test_a_lost_acknowledgement_adds_nothing_but_the_missing_vector(
     assert np.allclose(vector_of(team_db, obs_id), unit(5), atol=1e-7)
     sync.sync_once()  # and again: still one row
     assert rows(team_db, "SELECT count(*) FROM claude_mem.records") == [(1,)]
+
+
+def test_batches_read_ahead_are_sent_once_and_acknowledged_after_their_own_commit(
+    db: Database, sync: TeamSync, team_db: TeamDatabase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next batch is read while the server takes the current one: it leaves out the batch
+    in flight (no record is sent twice, no vector it carried follows as an UPDATE), and when a
+    later batch fails only the batches already committed are acknowledged."""
+    monkeypatch.setattr(team_sync, "PUSH_BATCH", 2)
+    sid = session(db)
+    ids = [observation(db, sid, title=f"t{n}") for n in range(7)]
+    for obs_id in ids:
+        embed(db, obs_id, unit(obs_id))
+    share(db)
+    with db.write() as conn:
+        conn.execute("DELETE FROM observations WHERE id = ?", (ids[6],))  # a tombstone last
+    with pg.connect(team_db.owner_url, autocommit=True) as owner:
+        owner.execute(
+            b"""CREATE TABLE claude_mem.attempts (title text);
+            CREATE FUNCTION claude_mem.attempt() RETURNS trigger LANGUAGE plpgsql
+            SECURITY DEFINER AS $$ BEGIN
+                IF NEW.title = 't4' AND NOT EXISTS (SELECT 1 FROM claude_mem.attempts
+                                                    WHERE title = 'open') THEN
+                    RAISE EXCEPTION 'the server failed on t4';
+                END IF;
+                INSERT INTO claude_mem.attempts VALUES (NEW.title);
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER attempt BEFORE INSERT ON claude_mem.records
+                FOR EACH ROW EXECUTE FUNCTION claude_mem.attempt();"""
+        )
+        with pytest.raises(Exception, match="the server failed on t4"):
+            sync.sync_once()  # batches t0 t1 and t2 t3 commit, t4 t5 fails
+        assert rows(team_db, "SELECT title FROM claude_mem.records ORDER BY seq") == [
+            ("t0",), ("t1",), ("t2",), ("t3",),
+        ]  # fmt: skip
+        waiting = db.read().execute("SELECT op, row_id FROM team_outbox ORDER BY id").fetchall()
+        assert [tuple(r) for r in waiting] == [
+            ("record", ids[4]), ("record", ids[5]), ("record", ids[6]),
+            ("vector", ids[4]), ("vector", ids[5]), ("vector", ids[6]), ("forget", ids[6]),
+        ]  # fmt: skip
+        owner.execute(b"INSERT INTO claude_mem.attempts VALUES ('open')")
+    sync.sync_once()
+    assert outbox(db) == 0
+    assert rows(team_db, "SELECT title FROM claude_mem.attempts ORDER BY title") == [
+        ("open",), ("t0",), ("t1",), ("t2",), ("t3",), ("t4",), ("t5",),
+    ]  # fmt: skip  # each record sent once (the failed t4 rolled back with its log row)
+    assert rows(team_db, VERSIONS) == [(f"(0,{n})",) for n in range(1, 7)]  # no UPDATE
+    for obs_id in ids[:6]:
+        assert np.allclose(vector_of(team_db, obs_id), unit(obs_id), atol=1e-7)
+    assert rows(team_db, "SELECT kind FROM claude_mem.events") == [("forget",)]

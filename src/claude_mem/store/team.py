@@ -120,15 +120,18 @@ def outbox_size(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM team_outbox").fetchone()[0])
 
 
-def outbox(conn: sqlite3.Connection, machine: str, limit: int = 1000) -> Outbox:
-    """The oldest `limit` outbox rows as they leave this machine. A row deleted meanwhile,
-    or of a project no longer shared, is left out (its tombstone says what to forget). A
-    record goes with its vector, read after every vector op it covers (so never older)."""
+def outbox(
+    conn: sqlite3.Connection, machine: str, limit: int = 1000, *, pending: Sequence[int] = ()
+) -> Outbox:
+    """The oldest `limit` outbox rows as they leave this machine, but for the `pending` ones
+    (a batch on its way, not acknowledged yet). A row deleted meanwhile, or of a project no
+    longer shared, is left out (its tombstone says what to forget). A record goes with its
+    vector, read after every vector op it covers (so never older)."""
     batch = Outbox()
     entries = conn.execute(
         "SELECT id, op, kind, row_id, project, origin_id, successor_id, created_at"
-        " FROM team_outbox ORDER BY id LIMIT ?",
-        (limit,),
+        " FROM team_outbox WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT ?",
+        (json.dumps(list(pending)), limit),
     ).fetchall()
     carried: dict[tuple[Kind, int], str] = {}  # the batch's records: (kind, row id) → origin
     for entry_id, op, kind, row_id, project, origin_id, successor_id, created_at in entries:

@@ -7,13 +7,17 @@ batch's rows: records with their vectors, added once by origin id (a record alre
 without its vector gets it, nothing else changes), events `ON CONFLICT DO NOTHING` by kind
 and origin id, then the vectors made after their records were pushed, one UPDATE for all. A
 record goes with its vector whenever it has one, so the server writes and indexes that row
-once. Only after the transaction commits are those outbox rows dropped: a crash in between
-pushes them again, which adds nothing. Pull: rows below the oldest transaction still running
-(`pg_snapshot_xmin`), in `(txid, seq)` order after the cursor, so a row that commits later
-can never fall behind a cursor already past it; our own machine's rows move the cursor
-without their bodies. Events are read in the same snapshot as the last records batch, so a
-link or tombstone never arrives before its record. Each chunk of pulled rows commits locally
-with the cursor that covers it.
+once; vectors go in pgvector's binary form. Only after the transaction commits are those
+outbox rows dropped: a crash in between pushes them again, which adds nothing. While the
+server takes one batch, a reading thread reads and makes ready the next (the outbox rows not
+in flight), so the client's part (the outbox read and its privacy pass) overlaps the
+server's; transactions still go one at a time, in outbox order.
+
+Pull: rows below the oldest transaction still running (`pg_snapshot_xmin`), in `(txid, seq)`
+order after the cursor, so a row that commits later can never fall behind a cursor already
+past it; our own machine's rows move the cursor without their bodies. Events are read in the
+same snapshot as the last records batch, so a link or tombstone never arrives before its
+record. Each chunk of pulled rows commits locally with the cursor that covers it.
 
 A failed round (the server away, a timeout) is recorded in the status, password redacted,
 and retried with a backoff up to `MAX_BACKOFF_S`; hooks never wait on any of it, and the
@@ -22,9 +26,14 @@ writer is held only for one chunk at a time. psycopg loads on the first connecti
 
 from __future__ import annotations
 
+import array
+import struct
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent import futures
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -48,7 +57,7 @@ MAX_BACKOFF_S = 30.0
 STATEMENT_TIMEOUT_S = 30.0  # a round's longest statement: a stalled server fails the round
 KEPT_ERRORS = 10
 RECORDS, EVENTS = "records", "events"
-_DIGITS = "{:.9g}".format
+_VECTOR_HEAD = struct.pack(">HH", DIMENSIONS, 0)
 
 # One statement per table and batch, each column an array (sent binary: nothing to quote). A
 # record already on the server (a push whose acknowledgement was lost) is left as it is, but
@@ -91,6 +100,21 @@ WHERE team_id = claude_mem.current_team() AND (txid, seq) > (%(txid)s::xid8, %(s
 ORDER BY txid, seq LIMIT %(limit)s"""
 
 
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    """An outbox batch made ready to send: the outbox rows it covers (acknowledged once it
+    has committed), its statements with their column arrays, the records and events in it."""
+
+    ids: list[int]
+    statements: list[tuple[str, list[list[object]]]]
+    count: int
+
+
+class _Vector(bytes):
+    """A vector in pgvector's binary form (dimensions, a reserved zero, big-endian float4s):
+    the server reads it as it is, no float printed here nor parsed there."""
+
+
 class TeamSync:
     """The sync thread of one worker and what it has done (`status`)."""
 
@@ -111,6 +135,8 @@ class TeamSync:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        # Reads and makes ready the next push batch while the server takes the current one.
+        self._reader = futures.ThreadPoolExecutor(1, thread_name_prefix="claude-mem-team-read")
         self._lock = threading.Lock()  # guards what status() reads
         self._team: str | None = None
         self._held: set[str] | None = None  # the server's shares of this member, once a round
@@ -139,6 +165,7 @@ class TeamSync:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        self._reader.shutdown(wait=True)
         self._disconnect()
 
     def status(self) -> TeamStatus:
@@ -186,8 +213,7 @@ class TeamSync:
         """Push everything waiting, then pull everything new (raises on a server error)."""
         conn = self._connection()
         self._held = None
-        while self._push(conn) and not self._stopping.is_set():
-            pass
+        self._push(conn)
         while self._pull(conn) and not self._stopping.is_set():
             pass
         with self._lock:
@@ -198,6 +224,7 @@ class TeamSync:
     def _connection(self) -> psycopg.Connection[tuple[object, ...]]:
         if self._conn is None or self._conn.closed:
             conn = pg.connect(self.url, autocommit=True, statement_timeout_s=STATEMENT_TIMEOUT_S)
+            _binary_vectors(conn)
             row = conn.execute(
                 "SELECT name FROM claude_mem.teams WHERE id = claude_mem.current_team()"
             ).fetchone()
@@ -231,12 +258,35 @@ class TeamSync:
                     cur.executemany(_UNSHARE, [(project,) for project in sorted(held - wanted)])
         self._held = wanted
 
-    def _push(self, conn: psycopg.Connection[tuple[object, ...]]) -> bool:
-        """One outbox batch to the server; whether there may be more."""
-        batch = team_store.outbox(self.db.read(), self.machine, PUSH_BATCH)
-        self._shares(conn)  # after the batch is read: the projects of its records are listed
-        if not batch.ids:
-            return False
+    def _push(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+        """The outbox to the server, a batch per transaction, in outbox order. While the
+        server takes one batch, the next is read and made ready on the reading thread
+        (`_reader`): the two overlap, the server still gets one transaction at a time, and a
+        batch is acknowledged only once its own transaction has committed."""
+        batch = self._prepare(())
+        while True:
+            self._shares(conn)  # after the batch is read: the projects of its records are listed
+            if not batch.ids:
+                return
+            full = len(batch.ids) >= PUSH_BATCH  # vector ops carried by records count too
+            ahead = self._reader.submit(self._prepare, batch.ids) if full else None
+            try:
+                self._send(conn, batch)
+            finally:
+                if ahead is not None:
+                    futures.wait([ahead])  # a failed round leaves no read running behind it
+            with self.db.write() as local:
+                team_store.ack(local, batch.ids)
+            with self._lock:
+                self.pushed += batch.count
+                self._last_push_at = now_ms()
+            if ahead is None or self._stopping.is_set():
+                return
+            batch = ahead.result()
+
+    def _prepare(self, pending: Sequence[int]) -> _Batch:
+        """The next outbox batch (`pending` ones left out) as the statements that push it."""
+        batch = team_store.outbox(self.db.read(), self.machine, PUSH_BATCH, pending=pending)
         records = {r.origin_id: r for r in batch.records}  # one row per origin id and statement
         later = {v.origin_id: _vector(v.values) for v in batch.vectors}
         statements = [
@@ -247,16 +297,19 @@ class TeamSync:
             (_INSERT_EVENTS, _columns([_event_row(e) for e in batch.events])),
             (_SET_EMBEDDINGS, _columns([(o, v) for o, v in later.items() if v is not None])),
         ]
+        return _Batch(
+            batch.ids,
+            [(sql, columns) for sql, columns in statements if columns],
+            len(batch.records) + len(batch.events),
+        )
+
+    @staticmethod
+    def _send(conn: psycopg.Connection[tuple[object, ...]], batch: _Batch) -> None:
+        """One batch in one server transaction, sent in one round trip; returns once it has
+        committed."""
         with conn.pipeline(), conn.transaction(), conn.cursor() as cur:
-            for sql, columns in statements:
-                if columns:
-                    cur.execute(sql, columns)
-        with self.db.write() as local:
-            team_store.ack(local, batch.ids)
-        with self._lock:
-            self.pushed += len(batch.records) + len(batch.events)
-            self._last_push_at = now_ms()
-        return len(batch.ids) >= PUSH_BATCH  # vector ops carried by records count too
+            for sql, columns in batch.statements:
+                cur.execute(sql, columns)
 
     def _pull(self, conn: psycopg.Connection[tuple[object, ...]]) -> bool:
         """One batch of the team's rows into the local store; whether there may be more."""
@@ -335,12 +388,38 @@ def _event_row(event: TeamEvent) -> tuple[object, ...]:
             event.machine, event.created_at)  # fmt: skip
 
 
-def _vector(values: list[float]) -> str | None:
-    """A pgvector literal (nine digits give back every float32 exactly), or None for a vector
-    of another model's size, which the server's column cannot hold."""
+def _vector(values: list[float]) -> _Vector | None:
+    """`values` as the server's binary vector, or None for a vector of another model's size,
+    which the server's column cannot hold."""
     if len(values) != DIMENSIONS:
         return None
-    return "[" + ",".join(map(_DIGITS, values)) + "]"
+    floats = array.array("f", values)
+    if sys.byteorder == "little":
+        floats.byteswap()
+    return _Vector(_VECTOR_HEAD + floats.tobytes())
+
+
+def _binary_vectors(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """`_Vector`s sent to this connection's server as its `vector` type, in binary (the type's
+    id is the server's own: the extension made it)."""
+    from psycopg.adapt import Dumper  # noqa: PLC0415 - psycopg loads with the first connection
+    from psycopg.pq import Format  # noqa: PLC0415
+    from psycopg.types import TypeInfo  # noqa: PLC0415
+
+    info = TypeInfo.fetch(conn, "vector")
+    if info is None:
+        raise RuntimeError("the team server has no vector type (pgvector's): run `team init`")
+    info.register(conn)
+    vector_oid = info.oid
+
+    class VectorDumper(Dumper):
+        format = Format.BINARY
+        oid = vector_oid
+
+        def dump(self, obj: _Vector) -> bytes:
+            return obj
+
+    conn.adapters.register_dumper(_Vector, VectorDumper)
 
 
 def _pulled(row: tuple[Any, ...]) -> TeamRecord | None:
