@@ -280,7 +280,7 @@ _WORDS_ROWS = f"""SELECT seq, team_id, created_at, kind, project, type, strip(ts
     FROM {{source}} r WHERE TRUE {_NOT_FORGOTTEN}"""
 _RECORD_WORDS = f"""
 CREATE TABLE claude_mem.record_words (
-    seq bigint PRIMARY KEY REFERENCES claude_mem.records (seq) ON DELETE CASCADE,
+    seq bigint PRIMARY KEY,  -- a records seq (no foreign key: records are never deleted)
     team_id bigint NOT NULL,
     created_at bigint NOT NULL,
     kind text NOT NULL,
