@@ -19,7 +19,7 @@ import pytest
 from claude_mem.search.embed import Embedder
 from claude_mem.search.hybrid import MIN_SIMILARITY, fuse
 from claude_mem.store.search_queries import Kind, SearchFilters
-from claude_mem.team import pg, schema
+from claude_mem.team import embedded, pg, schema
 from claude_mem.team import search as team_search
 from tests.net import DeadPort, free_port
 from tests.polling import wait_until
@@ -348,16 +348,21 @@ def test_cli_search_team(alice: Member, embedder: Embedder) -> None:
 
 
 def _matching(
-    url: str, projects: list[str] | None = None, words: str = "retry | secret", window: int = 1000
+    url: str,
+    projects: list[str] | None = None,
+    words: str = "retry | secret",
+    window: int = 1000,
+    platforms: list[str] | None = None,
 ) -> list[int]:
     """`claude_mem.matching` called with raw SQL as `url`'s role: the records it picks for
-    `words` (any), 'retry & secret' (all), newest first."""
+    `words` (any), 'retry & secret' (all), newest first. A platform filter makes it read
+    `records` rather than `record_words` (only the body holds the platform)."""
     with pg.connect(url) as conn:
         rows = conn.execute(
             "SELECT claude_mem.matching(to_tsquery('claude_mem.code', %s),"
             " to_tsquery('claude_mem.code', 'retry & secret'), %s,"
-            " ARRAY['observation', 'summary'], %s, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
-            (words, window, projects),
+            " ARRAY['observation', 'summary'], %s, NULL, NULL, NULL, %s, NULL, NULL, NULL)",
+            (words, window, projects, platforms),
         ).fetchall()
     return [int(str(row[0])) for row in rows]
 
@@ -419,3 +424,120 @@ def test_a_full_window_of_any_word_leaves_room_for_older_records_with_every_word
     newest = [int(str(seq)) for seq, _ in rows]
     assert _matching(alice.url, words="retry", window=3) == [*newest[:3], seqs[both.title]]
     assert _matching(alice.url, words="retry", window=4) == newest  # not full: all of them
+
+
+def _record_words(db: TeamDatabase) -> dict[int, str]:
+    """The owner's view of `record_words`: seq → its words."""
+    with pg.connect(db.owner_url) as conn:
+        rows = conn.execute("SELECT seq, tsv::text FROM claude_mem.record_words").fetchall()
+    return {int(str(seq)): str(words) for seq, words in rows}
+
+
+def test_record_words_follow_pushes_and_forgets(
+    team_db: TeamDatabase, alice: Member, embedder: Embedder, searcher: team_search.TeamSearcher
+) -> None:
+    retry, cache, deploy = push(alice, embedder, RETRY, CACHE, DEPLOY)
+    with pg.connect(team_db.owner_url) as conn:
+        rows = conn.execute(
+            "SELECT seq, origin_id, strip(tsv)::text FROM claude_mem.records"
+        ).fetchall()
+    seqs = {str(origin): int(str(seq)) for seq, origin, _ in rows}
+    assert _record_words(team_db) == {int(str(seq)): str(words) for seq, _, words in rows}
+    late = Record("retry later", "forgotten before it arrived", created_at=T0 + 5)
+    with pg.connect(alice.url) as conn, conn.transaction():
+        conn.execute(
+            "INSERT INTO claude_mem.events (kind, project, origin_id, machine, created_at)"
+            " VALUES ('forget', 'shop', %s, 'm1', 1), ('forget', 'shop', %s, 'm1', 1)",
+            (cache, f"m1/observation/{alice.role}-0-{late.created_at}"),
+        )
+    assert set(_record_words(team_db)) == {seqs[retry], seqs[deploy]}
+    push(alice, embedder, late)
+    assert set(_record_words(team_db)) == {seqs[retry], seqs[deploy]}
+    assert titles(searcher.search("retry", None)) == [RETRY.title]
+
+
+def test_members_can_neither_read_nor_write_record_words(
+    team_db: TeamDatabase, alice: Member, embedder: Embedder
+) -> None:
+    push(alice, embedder, RETRY)
+    [seq] = _record_words(team_db)
+    refused = [
+        "SELECT * FROM claude_mem.record_words",
+        f"DELETE FROM claude_mem.record_words WHERE seq = {seq}",
+        "INSERT INTO claude_mem.record_words (seq, team_id, created_at, kind, project, tsv)"
+        f" VALUES ({seq}, 1, 1, 'observation', 'shop', 'x')",
+        "SELECT claude_mem.newest_words(to_tsquery('claude_mem.code', 'retry'), NULL, 10,"
+        " ARRAY['observation'], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+    ]
+    for sql in refused:
+        with pg.connect(alice.url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(sql)
+    assert _matching(alice.url, words="retry") == [seq]
+
+
+def test_windows_read_in_ranges_are_the_newest_matches(
+    team_db: TeamDatabase, alice: Member, embedder: Embedder
+) -> None:
+    """Matches spread thinly over many records: `record_words`' ranges find the same windows
+    as reading every match in `records` (0004's way, still taken for a platform filter)."""
+    records = [
+        Record("retry secret" if n % 7 == 0 else "retry" if n % 3 == 0 else "other", "words",
+               project="shop" if n % 2 else "elsewhere", created_at=T0 + n)
+        for n in range(120)
+    ]  # fmt: skip
+    with pg.connect(team_db.owner_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO claude_mem.shared_projects (team_id, project, shared_by)"
+            " SELECT team_id, 'elsewhere', role FROM claude_mem.members WHERE role = %s",
+            (alice.role,),
+        )
+    push(alice, embedder, *records)
+    with pg.connect(team_db.owner_url) as conn:
+        rows = conn.execute(
+            "SELECT seq, title, project FROM claude_mem.records ORDER BY seq DESC"
+        ).fetchall()
+    newest = [(int(str(seq)), str(title), str(project)) for seq, title, project in rows]
+    for window in (3, 5, 8, 30):
+        for projects in (None, ["shop"]):
+            allowed = [r for r in newest if projects is None or r[2] in projects]
+            anyword = [seq for seq, title, _ in allowed if "retry" in title][:window]
+            both = [seq for seq, title, _ in allowed if title == "retry secret"]
+            older = [seq for seq in both if len(anyword) == window and seq < anyword[-1]]
+            expected = anyword + older[:window]
+            assert _matching(alice.url, projects, "retry", window) == expected
+            assert _matching(alice.url, projects, "retry", window, ["claude-code"]) == expected
+
+
+def test_the_migration_copies_the_records_already_there(
+    team_server: embedded.EmbeddedServer,
+    unique_name: Callable[[str], str],
+    embedder: Embedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    db = TeamDatabase(team_server, unique_name("premigrated"))
+    with pg.connect(team_server.url(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{db.name}"')
+    try:
+        before = tuple(m for m in schema.MIGRATIONS if m.name < "0005")
+        with pg.connect(db.owner_url, autocommit=True) as conn:
+            monkeypatch.setattr(schema, "MIGRATIONS", before)
+            schema.migrate(conn)
+            monkeypatch.undo()
+        alice = add_member(db, unique_name("alice"), "core", ("shop",))
+        retry, cache = push(alice, embedder, RETRY, CACHE)
+        with pg.connect(alice.url) as conn, conn.transaction():
+            conn.execute(
+                "INSERT INTO claude_mem.events (kind, project, origin_id, machine, created_at)"
+                " VALUES ('forget', 'shop', %s, 'm1', 1)",
+                (cache,),
+            )
+        with pg.connect(db.owner_url, autocommit=True) as conn:
+            assert "0005_record_words" in schema.migrate(conn)
+            [kept] = conn.execute(
+                "SELECT seq FROM claude_mem.records WHERE origin_id = %s", (retry,)
+            ).fetchall()
+        assert set(_record_words(db)) == {int(str(kept[0]))}
+        assert _matching(alice.url, words="parse_retry_after | stale") == [int(str(kept[0]))]
+    finally:
+        with pg.connect(team_server.url(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{db.name}" WITH (FORCE)')

@@ -12,7 +12,8 @@ carries the transaction that wrote it (`txid`), so a reader can take rows in com
 order: everything below `pg_snapshot_xmin(pg_current_snapshot())` has committed or never will.
 Full text is the one read that is not a member's own statement: under row-level security it
 could not use the GIN index, so `claude_mem.matching` (SECURITY DEFINER, readers only) picks
-the records to score under the read policy's own conditions, and hands back only their seqs.
+the records to score under the read policy's own conditions, and hands back only their seqs;
+it reads `record_words`, a narrow copy of what it needs that the server keeps in step.
 """
 
 from __future__ import annotations
@@ -189,11 +190,14 @@ CREATE POLICY append_own ON claude_mem.events FOR INSERT
 # What a search may be limited to (team/search.py's filters), as conditions on records `r`,
 # written once for both sides: the member's own statements (psycopg's named parameters) and
 # `matching`'s (its arguments). A NULL filters nothing; a forgotten record never passes.
-SEARCH_FILTERS = """r.kind = ANY(%(kinds)s::text[])
+# The filters on columns that `record_words` holds too; those that look inside the body; and
+# the one no record passes once forgotten.
+_COLUMN_FILTERS = """r.kind = ANY(%(kinds)s::text[])
     AND (%(projects)s::text[] IS NULL OR r.project = ANY(%(projects)s::text[]))
     AND (%(types)s::text[] IS NULL OR r.type = ANY(%(types)s::text[]))
     AND (%(since)s::bigint IS NULL OR r.created_at >= %(since)s::bigint)
-    AND (%(until)s::bigint IS NULL OR r.created_at <= %(until)s::bigint)
+    AND (%(until)s::bigint IS NULL OR r.created_at <= %(until)s::bigint)"""
+_BODY_FILTERS = """
     AND (%(platforms)s::text[] IS NULL OR r.body->>'platform' = ANY(%(platforms)s::text[]))
     AND (%(concepts)s::text[] IS NULL
          OR COALESCE(r.body->'fields'->'concepts', '[]') ?| %(concepts)s::text[])
@@ -202,9 +206,11 @@ SEARCH_FILTERS = """r.kind = ANY(%(kinds)s::text[])
             || COALESCE(r.body->'fields'->'files_modified', '[]')) AS f(path)
         WHERE f.path = ANY(%(files)s::text[]) OR EXISTS (
             SELECT 1 FROM unnest(%(folders)s::text[]) AS d(folder)
-            WHERE starts_with(f.path, d.folder))))
+            WHERE starts_with(f.path, d.folder))))"""
+_NOT_FORGOTTEN = """
     AND NOT EXISTS (SELECT 1 FROM claude_mem.events e WHERE e.team_id = r.team_id
         AND e.kind = 'forget' AND e.origin_id = r.origin_id)"""
+SEARCH_FILTERS = _COLUMN_FILTERS + _BODY_FILTERS + _NOT_FORGOTTEN
 SEARCH_FILTER_NAMES = (
     "kinds", "projects", "types", "since", "until", "platforms", "concepts", "files", "folders"
 )  # fmt: skip
@@ -250,11 +256,140 @@ REVOKE ALL ON FUNCTION claude_mem.matching FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION claude_mem.matching TO {READER};
 """
 
+# Full text's own narrow table. `matching` read `records` for every match of the words (a
+# GIN bitmap can't stop at the newest): wide rows, about a heap page per match of a frequent
+# word pair, more pages than the server caches. `record_words` holds just the columns the
+# usual filters need and the words without their positions (`strip`: what `@@` needs unless
+# the query is a phrase), so the same scan reads a few small pages. The server keeps it in
+# step (triggers: a push need not know it): a record's row is added with it, unless the record
+# is forgotten already, and removed when a `forget` event arrives. Members get no grant on it:
+# only `matching` (SECURITY DEFINER) reads it, under the read policy's conditions. A search
+# that filters on what only the body holds (platforms, concepts, files), or whose words make a
+# phrase, reads `records` as before.
+
+# The newest $4 records in seqs [$2, $3) holding $1 under the filters ($5…).
+_WORDS_RANGE = (
+    "SELECT r.seq FROM claude_mem.record_words r"
+    f" WHERE r.tsv @@ $1 AND r.seq >= $2 AND r.seq < $3 AND {_TEAM} AND {_SHARED} AND "
+    + _COLUMN_FILTERS % {name: f"${n}" for n, name in enumerate(SEARCH_FILTER_NAMES, 5)}
+    + " ORDER BY r.seq DESC LIMIT $4"
+)
+_FILTER_VALUES = ", ".join(SEARCH_FILTER_NAMES)  # matching's arguments, passed on
+_WORDS_COLUMNS = "seq, team_id, created_at, kind, project, type, tsv"
+_WORDS_ROWS = f"""SELECT seq, team_id, created_at, kind, project, type, strip(tsv)
+    FROM {{source}} r WHERE TRUE {_NOT_FORGOTTEN}"""
+_RECORD_WORDS = f"""
+CREATE TABLE claude_mem.record_words (
+    seq bigint PRIMARY KEY,  -- a records seq (no foreign key: records are never deleted)
+    team_id bigint NOT NULL,
+    created_at bigint NOT NULL,
+    kind text NOT NULL,
+    project text NOT NULL,
+    type text,
+    tsv tsvector NOT NULL
+);
+ALTER TABLE claude_mem.record_words ENABLE ROW LEVEL SECURITY;
+REVOKE ALL ON claude_mem.record_words FROM PUBLIC;
+
+INSERT INTO claude_mem.record_words ({_WORDS_COLUMNS})
+{_WORDS_ROWS.format(source="claude_mem.records")};
+CREATE INDEX record_words_tsv ON claude_mem.record_words USING gin (tsv);
+-- A project filter's rows of a range of seqs: ANDed with the words' bitmap, so the heap is
+-- read only for the matches in those projects.
+CREATE INDEX record_words_project ON claude_mem.record_words (team_id, project, seq);
+
+CREATE FUNCTION claude_mem.add_record_words() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+    INSERT INTO claude_mem.record_words ({_WORDS_COLUMNS})
+    {_WORDS_ROWS.format(source="added")};
+    RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER record_words AFTER INSERT ON claude_mem.records
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT
+    EXECUTE FUNCTION claude_mem.add_record_words();
+
+CREATE FUNCTION claude_mem.drop_forgotten_words() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+    DELETE FROM claude_mem.record_words w USING added e, claude_mem.records r
+    WHERE e.kind = 'forget' AND r.team_id = e.team_id AND r.origin_id = e.origin_id
+      AND w.seq = r.seq;
+    RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER record_words AFTER INSERT ON claude_mem.events
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT
+    EXECUTE FUNCTION claude_mem.drop_forgotten_words();
+REVOKE ALL ON FUNCTION claude_mem.add_record_words(), claude_mem.drop_forgotten_words()
+    FROM PUBLIC;
+
+-- A window from `record_words`: the newest `lim` records holding `words` below `below` (NULL:
+-- any). A GIN bitmap finds every match, and a frequent word pair's matches are spread over
+-- most of the table, so the heap is read in ranges of seqs, newest first, each sized for
+-- what is missing at the density of matches seen so far (four times wider after none),
+-- until the window is full: the same records, a few pages read.
+CREATE FUNCTION claude_mem.newest_words(
+    words tsquery, below bigint, lim integer, {_MATCHING_ARGS})
+RETURNS bigint[]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    found bigint[] := '{{}}';
+    more bigint[];
+    high bigint := coalesce(below, (SELECT max(seq) + 1 FROM claude_mem.record_words));
+    span bigint := lim * 8;
+BEGIN
+    WHILE high > 0 AND cardinality(found) < lim LOOP
+        EXECUTE $q$SELECT array_agg(seq ORDER BY seq DESC) FROM ({_WORDS_RANGE}) w$q$
+            INTO more USING words, high - span, high, lim - cardinality(found), {_FILTER_VALUES};
+        found := found || coalesce(more, '{{}}');
+        high := high - span;
+        -- The next range: wide enough for what is missing at the density just seen.
+        span := CASE WHEN more IS NULL THEN span * 4
+                     ELSE greatest(lim, ceil(span * (lim - cardinality(found)) * 1.25
+                                             / cardinality(more))::bigint) END;
+    END LOOP;
+    RETURN found;
+END
+$fn$;
+REVOKE ALL ON FUNCTION claude_mem.newest_words FROM PUBLIC;
+
+-- As 0004's, the windows read from `record_words` when it can answer them.
+CREATE OR REPLACE FUNCTION claude_mem.matching(
+    any_words tsquery, all_words tsquery, lim integer, {_MATCHING_ARGS})
+RETURNS SETOF bigint
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    newest bigint[];
+BEGIN
+    IF platforms IS NOT NULL OR concepts IS NOT NULL OR files IS NOT NULL
+       OR strpos(any_words::text, '<') > 0 OR strpos(all_words::text, '<') > 0 THEN
+        EXECUTE $q$SELECT array_agg(seq ORDER BY seq DESC) FROM ({_WINDOW}) w$q$
+            INTO newest USING any_words, NULL::bigint, lim, {_FILTER_VALUES};
+        RETURN QUERY SELECT unnest(newest);
+        IF all_words IS NOT NULL AND cardinality(newest) = lim THEN
+            RETURN QUERY EXECUTE $q${_WINDOW}$q$
+                USING all_words, newest[lim], lim, {_FILTER_VALUES};
+        END IF;
+        RETURN;
+    END IF;
+    newest := claude_mem.newest_words(any_words, NULL, lim, {_FILTER_VALUES});
+    RETURN QUERY SELECT unnest(newest);
+    IF all_words IS NOT NULL AND cardinality(newest) = lim THEN
+        RETURN QUERY SELECT unnest(
+            claude_mem.newest_words(all_words, newest[lim], lim, {_FILTER_VALUES}));
+    END IF;
+END
+$fn$;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_roles", _ROLES),
     Migration("0002_tables", _TABLES),
     Migration("0003_access", _ACCESS),
     Migration("0004_search", _SEARCH),
+    Migration("0005_record_words", _RECORD_WORDS),
 )
 
 _LOCK = 0x636C6D  # an advisory lock id of our own: concurrent `team init`s migrate one at a time

@@ -12,8 +12,9 @@ the query's words matches; the newest `FTS_WINDOW` matches are scored and, older
 the newest `FTS_WINDOW` holding every word, so a frequent word costs a bounded scan and never
 pushes out a record that has them all. Row-level security would keep a member's own
 statement off the GIN index (`@@` is not leakproof), so the schema's `claude_mem.matching`
-(SECURITY DEFINER, the read policy's own conditions) picks those records; the member's
-statement reads and ranks them by primary key, under the policy. Forgotten records (a
+(SECURITY DEFINER, the read policy's own conditions) picks those records, from the narrow
+`record_words` the server keeps beside `records`; the member's statement reads and ranks
+them by primary key, under the policy. Forgotten records (a
 `forget` event) never come back; superseded ones weigh `SUPERSEDED_WEIGHT`. The connection
 never prepares statements: each is planned for its values, so unset filters fold away.
 
