@@ -18,6 +18,12 @@ from tests.team_pg import TeamDatabase
 def test_the_owner_needs_the_password(team_server: embedded.EmbeddedServer) -> None:
     with pg.connect(team_server.url(), autocommit=True) as conn:
         assert conn.execute("SHOW listen_addresses").fetchone() == ("127.0.0.1",)
+        # Sized for the machine, not PostgreSQL's built-in 128 MB (embedded.shared_buffers_mb).
+        buffers = conn.execute(
+            "SELECT setting::bigint * current_setting('block_size')::bigint / 1048576"
+            " FROM pg_settings WHERE name = 'shared_buffers'"
+        ).fetchone()
+        assert buffers == (embedded.shared_buffers_mb(),)
     wrong = pg.with_credentials(team_server.url(), "postgres", "not-the-password")
     with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
         pg.connect(wrong)

