@@ -112,8 +112,8 @@ BENCHMARKS = (
     Benchmark(
         "team",
         "team_bench.py",
-        "Team memory: search and push on PostgreSQL + pgvector",
-        quick=("--rows", "20000", "--push", "5000"),
+        "Team memory: search on PostgreSQL + pgvector",
+        quick=("--rows", "20000"),
     ),
     Benchmark(
         "team-index",
