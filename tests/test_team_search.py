@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from claude_mem.search.embed import Embedder
-from claude_mem.search.hybrid import MIN_SIMILARITY, SearchResult, fuse
+from claude_mem.search.hybrid import MIN_SIMILARITY, fuse
 from claude_mem.store.search_queries import Kind, SearchFilters
 from claude_mem.team import embedded, pg, schema
 from claude_mem.team import search as team_search
@@ -367,20 +367,6 @@ def _matching(
     return [int(str(row[0])) for row in rows]
 
 
-def _ranked(url: str, projects: list[str] | None = None) -> list[tuple[int, str, float]]:
-    """`claude_mem.ranked` called with raw SQL as `url`'s role, as `_matching` calls
-    `matching`: (seq, kind, relevance) of the best 200 per kind."""
-    with pg.connect(url) as conn:
-        rows = conn.execute(
-            "SELECT seq, kind, relevance FROM claude_mem.ranked("
-            "to_tsquery('claude_mem.code', 'retry | secret'),"
-            " to_tsquery('claude_mem.code', 'retry & secret'), 1000, 200,"
-            " ARRAY['observation', 'summary'], %s, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
-            (projects,),
-        ).fetchall()
-    return [(int(str(seq)), str(kind), float(str(rel))) for seq, kind, rel in rows]
-
-
 def test_the_matching_function_returns_only_what_its_caller_may_read(
     team_db: TeamDatabase,
     unique_name: Callable[[str], str],
@@ -417,17 +403,11 @@ def test_the_matching_function_returns_only_what_its_caller_may_read(
     assert _matching(alice.url, ["shop", "secret"]) == [alices]
     assert _matching(mallory.url) == [mallorys]
     assert _matching(pg.with_credentials(team_db.owner_url, outsider, PASSWORD)) == []
-    assert [seq for seq, _, _ in _ranked(alice.url)] == [alices]
-    assert _ranked(alice.url, ["secret"]) == []
-    assert [seq for seq, _, _ in _ranked(mallory.url)] == [mallorys]
-    assert _ranked(pg.with_credentials(team_db.owner_url, outsider, PASSWORD)) == []
-    for call in (_matching, _ranked):
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            call(pg.with_credentials(team_db.owner_url, stranger, PASSWORD))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        _matching(pg.with_credentials(team_db.owner_url, stranger, PASSWORD))
     with pg.connect(team_db.owner_url, autocommit=True) as conn:
         conn.execute("DELETE FROM claude_mem.shared_projects WHERE shared_by = %s", (alice.role,))
     assert _matching(alice.url) == []  # unshared: gone for her too
-    assert _ranked(alice.url) == []
 
 
 def test_a_full_window_of_any_word_leaves_room_for_older_records_with_every_word(
@@ -453,19 +433,6 @@ def _record_words(db: TeamDatabase) -> dict[int, str]:
     return {int(str(seq)): str(words) for seq, words in rows}
 
 
-def _record_positions(db: TeamDatabase) -> dict[int, tuple[str, str]]:
-    """The owner's view of `record_positions`: seq → (kind, words with positions)."""
-    with pg.connect(db.owner_url) as conn:
-        rows = conn.execute("SELECT seq, kind, tsv::text FROM claude_mem.record_positions")
-        return {int(str(seq)): (str(kind), str(words)) for seq, kind, words in rows}
-
-
-def _record_tsv(db: TeamDatabase) -> dict[int, tuple[str, str]]:
-    with pg.connect(db.owner_url) as conn:
-        rows = conn.execute("SELECT seq, kind, tsv::text FROM claude_mem.records")
-        return {int(str(seq)): (str(kind), str(words)) for seq, kind, words in rows}
-
-
 def test_record_words_follow_pushes_and_forgets(
     team_db: TeamDatabase, alice: Member, embedder: Embedder, searcher: team_search.TeamSearcher
 ) -> None:
@@ -476,7 +443,6 @@ def test_record_words_follow_pushes_and_forgets(
         ).fetchall()
     seqs = {str(origin): int(str(seq)) for seq, origin, _ in rows}
     assert _record_words(team_db) == {int(str(seq)): str(words) for seq, _, words in rows}
-    assert _record_positions(team_db) == _record_tsv(team_db)  # with positions, for ranking
     late = Record("retry later", "forgotten before it arrived", created_at=T0 + 5)
     with pg.connect(alice.url) as conn, conn.transaction():
         conn.execute(
@@ -490,7 +456,7 @@ def test_record_words_follow_pushes_and_forgets(
     assert titles(searcher.search("retry", None)) == [RETRY.title]
 
 
-def test_members_can_neither_read_nor_write_record_words_or_positions(
+def test_members_can_neither_read_nor_write_record_words(
     team_db: TeamDatabase, alice: Member, embedder: Embedder
 ) -> None:
     push(alice, embedder, RETRY)
@@ -502,10 +468,6 @@ def test_members_can_neither_read_nor_write_record_words_or_positions(
         f" VALUES ({seq}, 1, 1, 'observation', 'shop', 'x')",
         "SELECT claude_mem.newest_words(to_tsquery('claude_mem.code', 'retry'), NULL, 10,"
         " ARRAY['observation'], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
-        "SELECT * FROM claude_mem.record_positions",
-        f"DELETE FROM claude_mem.record_positions WHERE seq = {seq}",
-        "INSERT INTO claude_mem.record_positions (seq, kind, tsv)"
-        f" VALUES ({seq}, 'observation', 'x')",
     ]
     for sql in refused:
         with pg.connect(alice.url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
@@ -576,48 +538,6 @@ def test_the_migration_copies_the_records_already_there(
             ).fetchall()
         assert set(_record_words(db)) == {int(str(kept[0]))}
         assert _matching(alice.url, words="parse_retry_after | stale") == [int(str(kept[0]))]
-    finally:
-        with pg.connect(team_server.url(), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{db.name}" WITH (FORCE)')
-
-
-def test_a_server_before_ranked_answers_the_same_and_the_migration_copies_positions(
-    team_server: embedded.EmbeddedServer,
-    unique_name: Callable[[str], str],
-    embedder: Embedder,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A server not yet at 0006 (no `ranked`) is searched as before; once migrated, the same
-    search ranks on the server and answers the same hits, order and scores."""
-    db = TeamDatabase(team_server, unique_name("preranked"))
-    with pg.connect(team_server.url(), autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{db.name}"')
-    try:
-        before = tuple(m for m in schema.MIGRATIONS if m.name < "0006")
-        with pg.connect(db.owner_url, autocommit=True) as conn:
-            monkeypatch.setattr(schema, "MIGRATIONS", before)
-            schema.migrate(conn)
-            monkeypatch.undo()
-        alice = add_member(db, unique_name("alice"), "core", ("shop",))
-        push(alice, embedder, RETRY, CACHE, DEPLOY,
-             *(Record(f"retry attempt {n}", "retry the settings cache " * (n % 4 + 1),
-                      created_at=T0 + n) for n in range(12)))  # fmt: skip
-        queries = [("retry settings", None), ("settings cache file", None),
-                   ("retry", embedder.embed(["retry"])[0].tolist())]  # fmt: skip
-
-        def answers() -> list[SearchResult]:
-            searcher = team_search.TeamSearcher(alice.url)
-            try:
-                return [searcher.search(q, vector) for q, vector in queries]
-            finally:
-                searcher.close()
-
-        old = answers()
-        with pg.connect(db.owner_url, autocommit=True) as conn:
-            assert schema.migrate(conn) == ["0006_record_positions"]
-        assert _record_positions(db) == _record_tsv(db)
-        assert answers() == old
-        assert all(result.hits for result in old)
     finally:
         with pg.connect(team_server.url(), autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{db.name}" WITH (FORCE)')

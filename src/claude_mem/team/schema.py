@@ -384,62 +384,12 @@ END
 $fn$;
 """
 
-# Full text's ranking, on the server's side. The member's statement read every record of the
-# windows (up to two `FTS_WINDOW`s) from the wide `records` for `ts_rank_cd`, which needs the
-# words' positions (`record_words` keeps none). `record_positions` holds just a record's kind
-# and words with positions, beside `record_words` (the same trigger adds both; a forgotten
-# record's row stays, but `matching` never picks it), so `ranked` scores the windows there
-# and hands back the best `candidates` per kind: the member's statement reads only those from
-# `records`, under row-level security. Members get no grant on the table; `ranked` (SECURITY
-# DEFINER) picks through `matching`, under the read policy's conditions, and returns only
-# seqs and scores. `matching` stays as it was, for clients from before.
-_RECORD_POSITIONS = f"""
-CREATE TABLE claude_mem.record_positions (
-    seq bigint PRIMARY KEY,  -- a records seq (no foreign key: records are never deleted)
-    kind text NOT NULL,
-    tsv tsvector NOT NULL
-);
-ALTER TABLE claude_mem.record_positions ENABLE ROW LEVEL SECURITY;
-REVOKE ALL ON claude_mem.record_positions FROM PUBLIC;
-INSERT INTO claude_mem.record_positions (seq, kind, tsv)
-SELECT seq, kind, tsv FROM claude_mem.records;
-
-CREATE OR REPLACE FUNCTION claude_mem.add_record_words() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
-BEGIN
-    INSERT INTO claude_mem.record_words ({_WORDS_COLUMNS})
-    {_WORDS_ROWS.format(source="added")};
-    INSERT INTO claude_mem.record_positions (seq, kind, tsv) SELECT seq, kind, tsv FROM added;
-    RETURN NULL;
-END
-$fn$;
-
--- `matching`'s records ranked as team/search.py ranks them: ts_rank_cd against `any_words`,
--- ties to the newest; the best `candidates` of each kind.
-CREATE FUNCTION claude_mem.ranked(
-    any_words tsquery, all_words tsquery, lim integer, candidates integer, {_MATCHING_ARGS})
-RETURNS TABLE (seq bigint, kind text, relevance real)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
-    SELECT seq, kind, relevance FROM (
-        SELECT p.seq, p.kind, ts_rank_cd(p.tsv, any_words) AS relevance,
-               row_number() OVER (PARTITION BY p.kind
-                                  ORDER BY ts_rank_cd(p.tsv, any_words) DESC, p.seq DESC) AS n
-        FROM claude_mem.record_positions p
-        WHERE p.seq = ANY (ARRAY(SELECT claude_mem.matching(
-            any_words, all_words, lim, {_FILTER_VALUES})))) best
-    WHERE n <= candidates
-$fn$;
-REVOKE ALL ON FUNCTION claude_mem.ranked FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION claude_mem.ranked TO {READER};
-"""
-
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_roles", _ROLES),
     Migration("0002_tables", _TABLES),
     Migration("0003_access", _ACCESS),
     Migration("0004_search", _SEARCH),
     Migration("0005_record_words", _RECORD_WORDS),
-    Migration("0006_record_positions", _RECORD_POSITIONS),
 )
 
 _LOCK = 0x636C6D  # an advisory lock id of our own: concurrent `team init`s migrate one at a time

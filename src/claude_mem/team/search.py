@@ -27,7 +27,6 @@ summaries are searched.
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -108,61 +107,31 @@ def _fulltext(
 
     Scored: the newest FTS_WINDOW matches of any word (an OR of each word's tsquery: a path or
     an identifier's parts all together), and, with several words and that window full, the
-    newest FTS_WINDOW older ones holding them all. The schema's `ranked` finds and scores
-    them through `matching` (a member's own statement can't use the GIN index under
-    row-level security) and hands back the best CANDIDATES per kind; this statement, the
-    member's, reads those by primary key (an array, so it is an index condition, never a
-    join over the whole table), row-level security applying. A server without `ranked`
-    (not yet migrated) is answered as before: `matching`'s records all read and ranked here."""
+    newest FTS_WINDOW older ones holding them all. The schema's `matching` finds them
+    through the GIN index (a member's own statement can't use it under row-level security);
+    this statement, the member's, reads their ranks by primary key (an array, so it is an
+    index condition, never a join over the whole table), row-level security applying."""
     words = distinctive_terms(query)
     if not words:
         return [], set()
     values = {f"word_{n}": word for n, word in enumerate(words)} | {"word_all": " ".join(words)}
     any_q = " || ".join(_WORDS.format(n=n) for n in range(len(words)))
     all_q = _WORDS.format(n="all") if len(words) > 1 else "NULL"
-    windows = f"({any_q}), ({all_q}), %(window)s"
-    if _ranks_on_server(conn):
-        sql = f"""
-            WITH best AS MATERIALIZED (
-                SELECT * FROM claude_mem.ranked({windows}, %(candidates)s, {_FILTER_ARGS}))
-            SELECT best.kind, best.seq, best.relevance, {_SUPERSEDED}
-            FROM claude_mem.records r JOIN best ON best.seq = r.seq
-            WHERE r.seq = ANY (ARRAY(SELECT seq FROM best))
-        """
-    else:
-        sql = f"""
-            SELECT kind, seq, relevance, superseded FROM (
-                SELECT r.kind, r.seq, ts_rank_cd(r.tsv, q.words) AS relevance,
-                       {_SUPERSEDED} AS superseded,
-                       row_number() OVER (PARTITION BY r.kind
-                                          ORDER BY ts_rank_cd(r.tsv, q.words) DESC, r.seq DESC)
-                           AS n
-                FROM claude_mem.records r, (SELECT {any_q} AS words) q
-                WHERE r.seq = ANY (ARRAY(SELECT claude_mem.matching({windows}, {_FILTER_ARGS}))))
-                ranked
-            WHERE n <= %(candidates)s
-        """
+    matching = f"claude_mem.matching(({any_q}), ({all_q}), %(window)s, {_FILTER_ARGS})"
+    sql = f"""
+        SELECT kind, seq, relevance, superseded FROM (
+            SELECT r.kind, r.seq, ts_rank_cd(r.tsv, q.words) AS relevance,
+                   {_SUPERSEDED} AS superseded,
+                   row_number() OVER (PARTITION BY r.kind
+                                      ORDER BY ts_rank_cd(r.tsv, q.words) DESC, r.seq DESC) AS n
+            FROM claude_mem.records r, (SELECT {any_q} AS words) q
+            WHERE r.seq = ANY (ARRAY(SELECT {matching}))) ranked
+        WHERE n <= %(candidates)s
+    """
     found = {**params, **values, "window": FTS_WINDOW, "candidates": CANDIDATES}
     rows = conn.execute(sql, found).fetchall()
     ranked = [((_kind(kind, kinds), int(seq)), float(rel)) for kind, seq, rel, _ in rows]
     return ranked, {int(row[1]) for row in rows if row[3]}
-
-
-# Whether a connection's server has `claude_mem.ranked` (migration 0006), asked once each.
-_RANKS: weakref.WeakKeyDictionary[psycopg.Connection[tuple[Any, ...]], bool] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _ranks_on_server(conn: psycopg.Connection[tuple[Any, ...]]) -> bool:
-    known = _RANKS.get(conn)
-    if known is None:
-        row = conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'ranked'"
-            " AND pronamespace = 'claude_mem'::regnamespace)"
-        ).fetchone()
-        known = _RANKS[conn] = bool(row and row[0])
-    return known
 
 
 def _vectors(
