@@ -205,3 +205,57 @@ def test_hook_routes_keep_the_local_only_rules_and_method_answers(worker: Runnin
     deeper = post(worker, "PostToolUse/extra", tool)
     assert deeper.status_code == 404
     assert deeper.json()["code"] == "not_found"
+
+
+def test_http_tool_events_are_stored_cleaned_as_a_command_hook_sends_them(
+    worker: RunningWorker, hook_env: dict[str, str], data_dir: Path
+) -> None:
+    """The worker's own link skips the handler's edge pass: the store's clean is the same one,
+    and an event without a tool_use_id still gets the id of its cleaned values."""
+    from claude_mem import privacy
+    from claude_mem.worker.ingest import ToolEvent, _synthetic_id
+
+    secret = "sk-" + "Q7x" * 16
+    prompt(hook_env, "http-clean", "look at the deploy config", "/home/dev/proj")
+    tool_input = {"command": f"deploy --key {secret}", "note": "<private>hunter2-pw</private>ok"}
+    tool_response = {"stdout": f"OPENAI_API_KEY={secret}\n<private>kept out</private>done"}
+    event = {**payload_of("PostToolUse"), "session_id": "http-clean", "tool_input": tool_input,
+             "tool_response": tool_response, "tool_use_id": "toolu_clean"}  # fmt: skip
+    assert post(worker, "PostToolUse", event).json() == {}
+    no_id = {k: v for k, v in event.items() if k != "tool_use_id"}
+    assert post(worker, "PostToolUse", no_id).json() == {}
+    assert worker.state.db is not None
+    rows = (
+        worker.state.db.read()
+        .execute("SELECT tool_use_id, tool_input, tool_response FROM tool_uses ORDER BY id")
+        .fetchall()
+    )
+    cleaned_input, cleaned_response = (privacy.clean_value(v) for v in (tool_input, tool_response))
+    expected_id = _synthetic_id(ToolEvent(host_session_id="http-clean", tool_name="Bash",
+                                          tool_input=cleaned_input,
+                                          tool_response=cleaned_response))  # fmt: skip
+    assert [(r[0], json.loads(r[1]), json.loads(r[2])) for r in rows] == [
+        ("toolu_clean", cleaned_input, cleaned_response),
+        (expected_id, cleaned_input, cleaned_response),
+    ]
+    for path in data_dir.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert secret.encode() not in data, path
+            assert b"hunter2-pw" not in data, path
+
+
+def test_paused_capture_holds_for_http_tool_events(
+    worker: RunningWorker, hook_env: dict[str, str]
+) -> None:
+    from claude_mem import control
+
+    prompt(hook_env, "http-pause", "run the migrations", "/home/dev/proj")
+    control.pause()
+    event = {**payload_of("PostToolUse"), "session_id": "http-pause", "tool_use_id": "toolu_p"}
+    assert post(worker, "PostToolUse", event).json() == {}
+    assert post(worker, "PostToolUse", {**event, "tool_use_id": None}).json() == {}
+    assert tool_rows(worker) == []
+    control.resume()
+    assert post(worker, "PostToolUse", event).json() == {}
+    assert tool_rows(worker) == [("Bash", "toolu_p")]

@@ -340,3 +340,41 @@ def test_installer_command_line() -> None:
         assert adapter is not None
         for name, _ in adapter.EVENTS.values():
             assert adapter.EVENTS[event_key(event_arg(name))][0] == name
+
+
+def test_claude_code_disabled_follows_each_settings_file_as_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker asks on every http hook and remembers each file by its stat: an edit, a new
+    local file that overrides, and a removal all count at once."""
+    import json
+    import os
+
+    from claude_mem.hooks.adapters import claude_code
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "user"))
+    (tmp_path / "user").mkdir()
+    project = tmp_path / "proj"
+    project.mkdir()
+    payload: dict[str, object] = {"cwd": str(project)}
+
+    def plugins(path: Path, value: object) -> None:
+        path.write_text(json.dumps({"enabledPlugins": {"claude-mem-py@local": value}}))
+
+    assert not claude_code.disabled(payload)  # no settings anywhere, no .claude folder
+    user = tmp_path / "user" / "settings.json"
+    plugins(user, False)
+    assert claude_code.disabled(payload)
+    plugins(user, True)
+    assert not claude_code.disabled(payload)
+    (project / ".claude").mkdir()
+    local = project / ".claude" / "settings.local.json"
+    plugins(local, False)  # local project settings beat the user's
+    assert claude_code.disabled(payload)
+    stat = local.stat()
+    plugins(local, "off")  # the size of `false`: the moved mtime is what tells it changed
+    os.utime(local, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert not claude_code.disabled(payload)  # not a bool: the user's True decides
+    local.unlink()
+    plugins(project / ".claude" / "settings.json", False)
+    assert claude_code.disabled(payload)

@@ -195,6 +195,8 @@ def test_bad_arguments_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 class RecordingWorker:
     """Stands in for transport.Worker inside handlers."""
 
+    in_process = False
+
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, object]] = []
         self.host, self.port, self.timeout = "127.0.0.1", 1, 0.1

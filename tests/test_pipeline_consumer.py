@@ -307,3 +307,25 @@ def test_no_llm_call_after_the_session_ended_and_drained(
     time.sleep(1.0)  # several dispatcher rounds
     assert len(llm.calls) == calls
     assert worker.client.get("/api/stats").json()["active_consumers"] == 0
+
+
+def test_queued_events_wake_the_dispatcher_from_the_loop_and_from_a_thread(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No poll would find the work (an hour apart): only ingest's wake starts it, whether the
+    event was taken on the event loop (an inline route) or on a thread."""
+    from claude_mem.worker.ingest import ToolEvent
+
+    monkeypatch.setattr(consumer, "POLL_S", 3600.0)
+    with running_worker() as worker:
+        send_session(worker, events=1)  # the ingest route runs inline, on the loop
+        wait_drained(worker)
+        ingest = worker.state.ingest
+        assert ingest is not None
+        ingest.observation(ToolEvent(  # this test's thread: not the loop
+            host_session_id="s1", cwd="/w/proj", tool_name="Edit", tool_use_id="s1-thread",
+            tool_input={"file_path": "/w/proj/src/other.py"}, tool_response={"success": True},
+        ))  # fmt: skip
+        wait_drained(worker)
+        items = worker.client.get("/api/observations").json()["items"]
+    assert len(items) == 2

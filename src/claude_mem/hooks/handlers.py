@@ -23,6 +23,10 @@ if TYPE_CHECKING:  # never true at run time: `typing` stays out of the hook proc
         hook) or worker.local_worker.LocalWorker (in the worker, serving an http hook)."""
 
         timeout: float
+        # True for the worker's own in-process link: nothing leaves the process before the
+        # worker's ingest checks pauses and its store cleans every value, so a handler's edge
+        # check of either would only repeat it.
+        in_process: bool
 
         @property
         def host(self) -> str: ...  # where the viewer is (the session-start line)
@@ -238,18 +242,22 @@ def tool(event: HookEvent, ctx: Context) -> HookResult:
         return HookResult()
     if event.tool_name in ctx.settings.get_list("CLAUDE_MEM_SKIP_TOOLS"):
         return HookResult()
-    from claude_mem import control, privacy  # noqa: PLC0415
+    tool_input, tool_response = event.tool_input, event.tool_response
+    # Without a tool_use_id the worker derives one from the values: from cleaned ones only.
+    if not (ctx.worker.in_process and event.tool_use_id):
+        from claude_mem import control, privacy  # noqa: PLC0415
 
-    if control.capture_blocked(ctx.mode, event.session_id):
-        return HookResult()
-
-    redact = ctx.redact
+        if control.capture_blocked(ctx.mode, event.session_id):
+            return HookResult()
+        redact = ctx.redact
+        tool_input = privacy.clean_value(tool_input, redact=redact)
+        tool_response = privacy.clean_value(tool_response, redact=redact)
     body = {
         **_session(event),
         "cwd": event.cwd,
         "tool_name": event.tool_name,
-        "tool_input": privacy.clean_value(event.tool_input, redact=redact),
-        "tool_response": privacy.clean_value(event.tool_response, redact=redact),
+        "tool_input": tool_input,
+        "tool_response": tool_response,
         "tool_use_id": event.tool_use_id,
         "agent_id": event.agent_id,
         "agent_type": event.agent_type,

@@ -32,6 +32,8 @@ READY_POLL_S = 0.025
 class Worker:
     """The worker as one hook sees it: address, token, and what went wrong (if anything)."""
 
+    in_process = False  # a socket away (or the spool): the hook cleans what it sends
+
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.timeout = settings.get_int("CLAUDE_MEM_HOOK_TIMEOUT_MS") / 1000

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -91,6 +92,7 @@ class Pipeline:
         self._consumers: dict[int, asyncio.Task[None]] = {}
         self._wake = asyncio.Event()
         self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
         self._llm_slots = asyncio.Semaphore(LLM_CONCURRENCY)
         self._stopping = False
         self._recent: deque[float] = deque(maxlen=BURST_EVENTS)  # times of the last events
@@ -99,9 +101,13 @@ class Pipeline:
     # --- control -------------------------------------------------------------------------
 
     def notify(self) -> None:
-        """New work arrived (ingest calls this for every event)."""
+        """New work arrived (ingest calls this for every event, mostly on the event loop:
+        there the wake is set directly, with no self-pipe write to wake the loop again)."""
         self._recent.append(time.monotonic())
-        self._loop.call_soon_threadsafe(self._wake.set)
+        if threading.get_ident() == self._loop_thread:
+            self._wake.set()
+        else:
+            self._loop.call_soon_threadsafe(self._wake.set)
 
     def since_last_event(self) -> float:
         """Seconds since ingest last queued work: background work (compression here,

@@ -32,6 +32,8 @@ def _encode(payload: object) -> bytes:
 class LocalWorker:
     """`hooks.handlers.WorkerLink` served in-process by `endpoints` ((method, path) → Endpoint)."""
 
+    in_process = True  # ingest checks pauses and the store cleans before anything is kept
+
     def __init__(
         self, state: WorkerState, endpoints: Mapping[tuple[str, str], Endpoint], timeout: float
     ) -> None:

@@ -166,6 +166,7 @@ def _serve(sock: socket.socket, port: int) -> None:
         http="httptools",
         ws="none",
         server_header=False,
+        proxy_headers=False,  # loopback only (security.refusal): no proxy to believe
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )
     stream = app.state.worker.stream

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from claude_mem import __version__, backup, log
+from claude_mem import __version__, backup, locations, log
 from claude_mem import settings as settings_module
 from claude_mem.pipeline.consumer import Pipeline
 from claude_mem.project import ProjectIdentity
@@ -40,7 +40,8 @@ class WorkerState:
     """Two phases: the socket answers at once; the store opens (and migrates) in the background."""
 
     def __init__(self, settings: Settings | None = None) -> None:
-        self._settings_stamp = settings_module.stamp()
+        self._settings_path = locations.settings_path()  # built once: stat on every use
+        self._settings_stamp = settings_module.stamp(self._settings_path)
         self._settings = settings or load_settings()
         self._started_with = self._settings
         self._settings_lock = threading.Lock()
@@ -80,9 +81,9 @@ class WorkerState:
     @property
     def settings(self) -> Settings:
         """The current settings: loaded again when settings.json changed since the last use."""
-        if settings_module.stamp() != self._settings_stamp:
+        if settings_module.stamp(self._settings_path) != self._settings_stamp:
             with self._settings_lock:  # the pipeline's threads ask too: load and log once
-                current = settings_module.stamp()
+                current = settings_module.stamp(self._settings_path)
                 if current != self._settings_stamp:
                     self._settings_stamp = current
                     self._apply(load_settings())

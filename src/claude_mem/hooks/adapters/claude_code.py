@@ -92,12 +92,16 @@ def disabled(payload: dict[str, object]) -> bool:
     """Whether the user switched our plugin off (`enabledPlugins`) in Claude Code's settings.
 
     Local project settings beat project settings beat user settings, as in Claude Code. Cheap:
-    a file that does not mention us is never parsed.
+    a project without a `.claude` folder costs one stat, a file is read again only when its
+    stat changed (the worker asks on every http hook), one that does not mention us is never
+    parsed.
     """
     files = []
     cwd = payload.get("cwd")
     if isinstance(cwd, str) and cwd:
-        files += [os.path.join(cwd, ".claude", name) for name in _SETTINGS_FILES]
+        folder = os.path.join(cwd, ".claude")
+        if os.path.isdir(folder):
+            files += [os.path.join(folder, name) for name in _SETTINGS_FILES]
     files.append(os.path.join(_config_dir(), "settings.json"))
     for path in files:
         decision = _plugin_flag(path)
@@ -106,7 +110,28 @@ def disabled(payload: dict[str, object]) -> bool:
     return False
 
 
+_FLAGS_CACHED = 256  # settings files remembered (a worker serves many projects' hooks)
+_flags: dict[str, tuple[tuple[int, int, int], bool | None]] = {}
+
+
 def _plugin_flag(path: str) -> bool | None:
+    """The file's say on our plugin, remembered while its (mtime, size, inode) stays."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    stamp = (found.st_mtime_ns, found.st_size, found.st_ino)
+    cached = _flags.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    decision = _read_flag(path)
+    if len(_flags) >= _FLAGS_CACHED:
+        _flags.clear()
+    _flags[path] = (stamp, decision)
+    return decision
+
+
+def _read_flag(path: str) -> bool | None:
     try:
         with open(path, "rb") as handle:
             raw = handle.read(4 << 20)
