@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from msgspec.structs import replace
 
@@ -28,16 +28,20 @@ class PromptResult:
     duplicate: bool = False  # the same prompt just arrived: nothing was added
 
 
+class SessionKeys(TypedDict, total=False):
+    """Who a session is and what an event says of it: `ensure_session`'s and
+    `ensure_session_turn`'s keywords (platform, host_session_id and project are required)."""
+
+    platform: Required[str]
+    host_session_id: Required[str]
+    project: Required[str]
+    cwd: str | None
+    transcript_path: str | None
+    redact: bool
+
+
 def ensure_session(
-    conn: sqlite3.Connection,
-    *,
-    platform: str,
-    host_session_id: str,
-    project: str,
-    cwd: str | None = None,
-    transcript_path: str | None = None,
-    redact: bool = True,
-    now: int | None = None,
+    conn: sqlite3.Connection, *, now: int | None = None, **keys: Unpack[SessionKeys]
 ) -> int:
     """The id of the session for (platform, host id), created on first sight (idempotent).
 
@@ -45,26 +49,15 @@ def ensure_session(
     remembers where the host keeps the transcript; a new path (a host that started a new
     file) is read from its start.
     """
-    session = Session(platform=platform, host_session_id=host_session_id, project=project,
-                      cwd=cwd, transcript_path=transcript_path or None)  # fmt: skip
-    return int(_upsert(conn, session, redact, now, "id")[0])
+    return int(_upsert(conn, keys, now, "id")[0])
 
 
 def ensure_session_turn(
-    conn: sqlite3.Connection,
-    *,
-    platform: str,
-    host_session_id: str,
-    project: str,
-    cwd: str | None = None,
-    transcript_path: str | None = None,
-    redact: bool = True,
+    conn: sqlite3.Connection, **keys: Unpack[SessionKeys]
 ) -> tuple[int, int, bool]:
     """`ensure_session`, and in the same statement the session's current prompt number and
     whether that prompt was private: (id, prompt number, private). Every tool event asks."""
-    session = Session(platform=platform, host_session_id=host_session_id, project=project,
-                      cwd=cwd, transcript_path=transcript_path or None)  # fmt: skip
-    sid, number, private = _upsert(conn, session, redact, None, _TURN)
+    sid, number, private = _upsert(conn, keys, None, _TURN)
     return int(sid), int(number), bool(private)
 
 
@@ -75,12 +68,16 @@ _TURN = """id, prompt_count, prompt_count > 0 AND EXISTS (
 
 
 def _upsert(
-    conn: sqlite3.Connection, session: Session, redact: bool, now: int | None, returning: str
+    conn: sqlite3.Connection, keys: SessionKeys, now: int | None, returning: str
 ) -> tuple[Any, ...]:
     now = now or now_ms()
+    session = Session(platform=keys["platform"], host_session_id=keys["host_session_id"],
+                      project=keys["project"], cwd=keys.get("cwd"),
+                      transcript_path=keys.get("transcript_path") or None, started_at=now,
+                      updated_at=now)  # fmt: skip
     row = insert_returning(
         conn,
-        cleaned(replace(session, started_at=now, updated_at=now), redact),
+        cleaned(session, keys.get("redact", True)),
         f"""ON CONFLICT (platform, host_session_id) DO UPDATE SET
             updated_at = excluded.updated_at,
             project = CASE WHEN sessions.project IN (?, ?) THEN excluded.project
