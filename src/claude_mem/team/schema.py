@@ -18,6 +18,7 @@ it reads `record_words`, a narrow copy of what it needs that the server keeps in
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -225,6 +226,18 @@ _WINDOW = (
     + " ORDER BY r.seq DESC LIMIT $3"
 )
 
+_FILTER_VALUES = ", ".join(SEARCH_FILTER_NAMES)  # matching's arguments, passed on
+# `matching`'s body on `records`: the newest `lim` holding any word into `newest`, then, if
+# that window is full, the newest `lim` older ones holding every word.
+_RECORD_WINDOWS = f"""\
+    EXECUTE $q$SELECT array_agg(seq ORDER BY seq DESC) FROM ({_WINDOW}) w$q$
+        INTO newest USING any_words, NULL::bigint, lim, {_FILTER_VALUES};
+    RETURN QUERY SELECT unnest(newest);
+    IF all_words IS NOT NULL AND cardinality(newest) = lim THEN
+        RETURN QUERY EXECUTE $q${_WINDOW}$q$
+            USING all_words, newest[lim], lim, {_FILTER_VALUES};
+    END IF;"""
+
 # Full text for members. Row-level security keeps a member's statement from evaluating `@@`
 # (not leakproof) before the policy's conditions, so it could never use the GIN index: every
 # member's full-text search read the whole table. This function picks the records to score
@@ -243,13 +256,7 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp A
 DECLARE
     newest bigint[];
 BEGIN
-    EXECUTE $q$SELECT array_agg(seq ORDER BY seq DESC) FROM ({_WINDOW}) w$q$
-        INTO newest USING any_words, NULL::bigint, lim, {", ".join(SEARCH_FILTER_NAMES)};
-    RETURN QUERY SELECT unnest(newest);
-    IF all_words IS NOT NULL AND cardinality(newest) = lim THEN
-        RETURN QUERY EXECUTE $q${_WINDOW}$q$
-            USING all_words, newest[lim], lim, {", ".join(SEARCH_FILTER_NAMES)};
-    END IF;
+{_RECORD_WINDOWS}
 END
 $fn$;
 REVOKE ALL ON FUNCTION claude_mem.matching FROM PUBLIC;
@@ -274,7 +281,6 @@ _WORDS_RANGE = (
     + _COLUMN_FILTERS % {name: f"${n}" for n, name in enumerate(SEARCH_FILTER_NAMES, 5)}
     + " ORDER BY r.seq DESC LIMIT $4"
 )
-_FILTER_VALUES = ", ".join(SEARCH_FILTER_NAMES)  # matching's arguments, passed on
 _WORDS_COLUMNS = "seq, team_id, created_at, kind, project, type, tsv"
 _WORDS_ROWS = f"""SELECT seq, team_id, created_at, kind, project, type, strip(tsv)
     FROM {{source}} r WHERE TRUE {_NOT_FORGOTTEN}"""
@@ -365,13 +371,7 @@ DECLARE
 BEGIN
     IF platforms IS NOT NULL OR concepts IS NOT NULL OR files IS NOT NULL
        OR strpos(any_words::text, '<') > 0 OR strpos(all_words::text, '<') > 0 THEN
-        EXECUTE $q$SELECT array_agg(seq ORDER BY seq DESC) FROM ({_WINDOW}) w$q$
-            INTO newest USING any_words, NULL::bigint, lim, {_FILTER_VALUES};
-        RETURN QUERY SELECT unnest(newest);
-        IF all_words IS NOT NULL AND cardinality(newest) = lim THEN
-            RETURN QUERY EXECUTE $q${_WINDOW}$q$
-                USING all_words, newest[lim], lim, {_FILTER_VALUES};
-        END IF;
+{textwrap.indent(_RECORD_WINDOWS, "    ")}
         RETURN;
     END IF;
     newest := claude_mem.newest_words(any_words, NULL, lim, {_FILTER_VALUES});

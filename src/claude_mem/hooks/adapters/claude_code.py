@@ -20,6 +20,7 @@ from claude_mem.hooks.adapters.base import (
     table,
 )
 from claude_mem.hooks.event import HookEvent, HookResult
+from claude_mem.settings import stamp
 
 NAME = "claude-code"
 PLUGIN = "claude-mem-py"  # our name in Claude Code's `enabledPlugins`
@@ -115,19 +116,17 @@ _flags: dict[str, tuple[tuple[int, int, int], bool | None]] = {}
 
 
 def _plugin_flag(path: str) -> bool | None:
-    """The file's say on our plugin, remembered while its (mtime, size, inode) stays."""
-    try:
-        found = os.stat(path)
-    except OSError:
+    """The file's say on our plugin, remembered while its stamp (as settings.json's) stays."""
+    found = stamp(path)
+    if found is None:
         return None
-    stamp = (found.st_mtime_ns, found.st_size, found.st_ino)
     cached = _flags.get(path)
-    if cached is not None and cached[0] == stamp:
+    if cached is not None and cached[0] == found:
         return cached[1]
     decision = _read_flag(path)
     if len(_flags) >= _FLAGS_CACHED:
         _flags.clear()
-    _flags[path] = (stamp, decision)
+    _flags[path] = (found, decision)
     return decision
 
 
