@@ -259,3 +259,48 @@ def test_paused_capture_holds_for_http_tool_events(
     control.resume()
     assert post(worker, "PostToolUse", event).json() == {}
     assert tool_rows(worker) == [("Bash", "toolu_p")]
+
+
+def command(worker: RunningWorker, platform: str, event: str, body: object,
+            headers: dict[str, str] | None = None) -> httpx2.Response:  # fmt: skip
+    """One POST as a command hook's fast path makes it (hooks/forward.py)."""
+    from claude_mem.hooks import forward
+
+    sent = {HOOK_HEADER: worker.state.hook_token, forward.WAIT_HEADER: str(forward.WAIT_MS)}
+    url = f"{worker.base}{forward.ROUTE}/{platform}/{event}"
+    return httpx2.post(url, content=json.dumps(body).encode(), headers={**sent, **(headers or {})})
+
+
+def test_the_command_route_answers_what_the_hook_prints(worker: RunningWorker) -> None:
+    from claude_mem.hooks import forward
+
+    tool = {**payload_of("PostToolUse"), "session_id": "cmd-1"}
+    done = command(worker, "claude-code", "PostToolUse", tool)
+    assert (done.status_code, done.content) == (200, b"{}")
+    assert forward.EXIT_HEADER not in done.headers
+    assert forward.STDERR_HEADER not in done.headers
+    assert tool_rows(worker) == [(tool["tool_name"], tool["tool_use_id"])]
+    # Any host: Cursor's answer to a tool event is its own.
+    cursor = {"conversation_id": "cmd-2", "hook_event_name": "afterShellExecution",
+              "command": "ls", "output": "a b", "workspace_roots": ["/home/dev/proj"]}  # fmt: skip
+    got = command(worker, "cursor", "afterShellExecution", cursor)
+    assert got.status_code == 200
+    assert got.json() == {"continue": True}
+
+
+def test_the_command_route_declines_what_the_full_path_must_serve(worker: RunningWorker) -> None:
+    from claude_mem.hooks import forward
+
+    tool = payload_of("PostToolUse")
+    cases = [
+        (command(worker, "no-such-host", "PostToolUse", tool), 404),
+        (command(worker, "claude-code", "NoSuchEvent", tool), 404),
+        (command(worker, "claude-code", "PostToolUse", tool, {forward.WAIT_HEADER: "100"}), 409),
+        (command(worker, "claude-code", "PostToolUse", tool, {forward.WAIT_HEADER: ""}), 409),
+        (command(worker, "claude-code", "PostToolUse", tool,
+                 {HOOK_HEADER: worker.state.token}), 401),  # the API token opens no hook route
+    ]  # fmt: skip
+    for response, status in cases:
+        assert response.status_code == status, response.text
+        assert response.json()["error"]
+    assert tool_rows(worker) == []  # a declined event is not stored

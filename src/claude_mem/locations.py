@@ -51,10 +51,10 @@ def data_dir_id(directory: str | None = None) -> str:
     worker says whose memory it serves without publishing the path on its unauthenticated
     health route."""
     where = directory if directory is not None else os.path.realpath(data_dir())
-    return _sha256_hex(where.encode())[:16]
+    return sha256_hex(where.encode())[:16]
 
 
-def _sha256_hex(data: bytes) -> str:
+def sha256_hex(data: bytes) -> str:
     """SHA-256 without `hashlib`: every session-start hook asks, and hashlib loads OpenSSL,
     which costs several times CPython's own module (`python -X importtime`; the SessionStart
     row of bench/hook_bench.py)."""

@@ -5,7 +5,9 @@ scan, no user environment): it then finds our package from its own location and 
 the standard library plus our stdlib-only modules, so any CPython >= 3.11 can run it. Before
 the platform, `--worker-python PATH` names the venv's python for a worker the hook starts (when
 another interpreter runs the hook); `--probe` alone answers whether this interpreter can run
-hooks (hooks/probe.py). `claude-mem hook <platform> <event>` runs the same main().
+hooks (hooks/probe.py). The event goes to the running worker whole when it can (hooks.forward),
+else through the full path (hooks.runner). `claude-mem hook <platform> <event>` runs the same
+main().
 """
 
 import os
@@ -27,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         from claude_mem.hooks import probe  # noqa: PLC0415
 
         return probe.main()
-    from claude_mem.hooks.runner import run  # noqa: PLC0415
+    from claude_mem.hooks.forward import run  # noqa: PLC0415
 
     return run(args)
 

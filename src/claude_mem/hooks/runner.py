@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-from time import monotonic
 
 from claude_mem.hooks import jsonio
 from claude_mem.hooks.adapters import PLATFORMS, load
@@ -23,9 +22,6 @@ if TYPE_CHECKING:
     from claude_mem.hooks.event import HookEvent, HookResult
     from claude_mem.settings import Settings
 
-MAX_PAYLOAD = 16 << 20  # the worker's body limit; anything larger is cut and dropped
-DRAIN_LIMIT = 256 << 20  # past this, stop reading what the host still sends
-STDIN_WAIT_S = 5.0  # a host that never closes stdin: give up waiting for the end after this
 USAGE = "usage: claude-mem hook <platform> <event>"
 
 
@@ -60,42 +56,6 @@ def _log(settings: Settings | None, level: str, message: str, **fields: object) 
         pass
 
 
-def read_stdin(fd: int = 0) -> tuple[bytes, str]:
-    """All of stdin, bounded: (data, status) with status ok | tty | too_large | closed.
-
-    Waits for EOF at most STDIN_WAIT_S (a host that keeps the pipe open gets what it sent so
-    far). Over MAX_PAYLOAD the rest is read and dropped, so the host never hits a broken pipe.
-    """
-    try:
-        if os.isatty(fd):
-            return b"", "tty"
-    except OSError:
-        return b"", "closed"
-    import select  # noqa: PLC0415
-
-    chunks: list[bytes] = []
-    size = 0
-    deadline = monotonic() + STDIN_WAIT_S
-    while size <= DRAIN_LIMIT:
-        remaining = deadline - monotonic()
-        try:
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                break
-            chunk = os.read(fd, 1 << 20)
-        except (OSError, ValueError):
-            if not chunks:
-                return b"", "closed"
-            break
-        if not chunk:
-            break
-        if size < MAX_PAYLOAD:
-            chunks.append(chunk)
-        size += len(chunk)
-    if size > MAX_PAYLOAD:
-        return b"", "too_large"
-    return b"".join(chunks), "ok"
-
-
 def parse(raw: bytes) -> dict[str, object] | str:
     """The payload object, or why there is none ("not valid JSON" / "not a JSON object").
 
@@ -110,10 +70,11 @@ def parse(raw: bytes) -> dict[str, object] | str:
     return payload if isinstance(payload, dict) else "not a JSON object"
 
 
-def run(argv: list[str]) -> int:
-    """Run one hook; the process exit code (0, or 2 to report a broken capture)."""
+def run(argv: list[str], stdin: tuple[bytes, str] | None = None) -> int:
+    """Run one hook; the process exit code (0, or 2 to report a broken capture). `stdin` is
+    hooks.stdin.read()'s answer when the caller has read it already."""
     try:
-        return _dispatch(argv)
+        return _dispatch(argv, stdin)
     except BaseException as exc:  # the host must never see a traceback
         if not isinstance(exc, KeyboardInterrupt | SystemExit):
             _log(None, "ERROR", "hook crashed", argv=" ".join(argv)[:200],
@@ -121,7 +82,7 @@ def run(argv: list[str]) -> int:
         return 0
 
 
-def _dispatch(argv: list[str]) -> int:
+def _dispatch(argv: list[str], stdin: tuple[bytes, str] | None) -> int:
     if len(argv) != 2:
         _say(f"claude-mem: {USAGE}")
         return 0
@@ -143,21 +104,27 @@ def _dispatch(argv: list[str]) -> int:
             f"known: {', '.join(known)}"
         )
         return 0
-    return _run(adapter, *found)
+    host_event, kind = found
+    return _run(adapter, host_event, kind, stdin)
 
 
-def _noop(adapter: ModuleType, host_event: str, kind: str) -> dict[str, object]:
+def noop(adapter: ModuleType, host_event: str, kind: str) -> dict[str, object]:
+    """The host's answer to an event we do nothing with."""
     from claude_mem.hooks.event import HookEvent, HookResult  # noqa: PLC0415
 
     out: dict[str, object] = adapter.output(HookEvent(adapter.NAME, host_event, kind), HookResult())
     return out
 
 
-def _run(adapter: ModuleType, host_event: str, kind: str) -> int:
+def _run(adapter: ModuleType, host_event: str, kind: str, stdin: tuple[bytes, str] | None) -> int:
     if os.environ.get("CLAUDE_MEM_INTERNAL") == "1":  # our own observer's agent: never memory
-        _emit(_noop(adapter, host_event, kind))
+        _emit(noop(adapter, host_event, kind))
         return 0
-    raw, status = read_stdin()
+    if stdin is None:
+        from claude_mem.hooks import stdin as reader  # noqa: PLC0415
+
+        stdin = reader.read()
+    raw, status = stdin
     fields = {"platform": adapter.NAME, "event": host_event}
     if status != "ok" or not raw.strip():
         if status == "too_large":
@@ -170,7 +137,7 @@ def _run(adapter: ModuleType, host_event: str, kind: str) -> int:
             _log(None, "WARN", "empty stdin: capture broken", **fields)
         return 0
     if kind == "noop":  # e.g. Gemini's per-chunk model events: not even worth parsing
-        _emit(_noop(adapter, host_event, kind))
+        _emit(noop(adapter, host_event, kind))
         return 0
     payload = parse(raw)
     if isinstance(payload, str):
@@ -202,7 +169,7 @@ def answer(
 
     disabled = getattr(adapter, "disabled", None)
     if disabled is not None and disabled(payload):
-        return _noop(adapter, host_event, kind), HookResult()
+        return noop(adapter, host_event, kind), HookResult()
     event = adapter.normalize(payload, host_event, kind)
     result = handle(event)
     return adapter.output(event, result), result

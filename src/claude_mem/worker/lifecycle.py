@@ -20,12 +20,16 @@ import time
 
 from claude_mem import __version__, locations
 from claude_mem.hooks import jsonio
+from claude_mem.hooks.forward import environment_digest
 from claude_mem.settings import load as load_settings
 from claude_mem.worker import interpreter
 from claude_mem.worker.client import WorkerUnavailable, request, snippet
 
 # Re-exported (the `as` spells that for mypy): callers and tests use lifecycle.<name>.
+from claude_mem.worker.pidfile import pid_alive_and_ours as pid_alive_and_ours  # noqa: PLC0414
 from claude_mem.worker.pidfile import pid_path as pid_path  # noqa: PLC0414
+from claude_mem.worker.pidfile import proc_stat
+from claude_mem.worker.pidfile import process_start_time as process_start_time  # noqa: PLC0414
 from claude_mem.worker.pidfile import read_pid_info as read_pid_info  # noqa: PLC0414
 
 TYPE_CHECKING = False  # importing `typing` shows in a hook; annotations are strings anyway
@@ -99,23 +103,6 @@ class WorkerInfo:
 # --- process identity -------------------------------------------------------------------------
 
 
-def _proc_stat(pid: int) -> tuple[str, int] | None:
-    """(state, start time in clock ticks) from /proc/<pid>/stat; None if unreadable."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-        fields = raw[raw.rindex(b")") + 2 :].split()  # the name (field 2) may hold ')' and spaces
-        return fields[0].decode("ascii"), int(fields[19])  # fields 3 and 22
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def process_start_time(pid: int) -> int | None:
-    """When `pid` started (clock ticks since boot); None where there is no /proc."""
-    stat = _proc_stat(pid)
-    return stat[1] if stat else None
-
-
 def _alive(pid: int) -> bool:
     """Whether `pid` exists as a running (not zombie) process, whoever owns it."""
     try:
@@ -124,7 +111,7 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    stat = _proc_stat(pid)
+    stat = proc_stat(pid)
     return stat is None or stat[0] not in ("Z", "X")
 
 
@@ -142,12 +129,15 @@ def _reap(pid: int) -> None:
 # --- pid file ---------------------------------------------------------------------------------
 
 
-def write_pid_info(port: int) -> dict[str, Any]:
-    """Publish this process as the worker on `port` (atomic: readers never see half a file)."""
+def write_pid_info(port: int, host: str) -> dict[str, Any]:
+    """Publish this process as the worker on `host`:`port` (atomic: readers never see half a
+    file)."""
     pid = os.getpid()
     info = {
         "pid": pid,
+        "host": host,
         "port": port,
+        "env": environment_digest(os.environ),  # whether a hook may hand this worker its event
         "version": __version__,
         "start_time": process_start_time(pid),
         "started_at": time.time(),
@@ -161,22 +151,6 @@ def remove_pid_file(pid: int | None = None) -> None:
     info = read_pid_info()
     if info is not None and info["pid"] == (pid or os.getpid()):
         _unlink(pid_path())
-
-
-def pid_alive_and_ours(info: dict[str, Any]) -> bool:
-    """True if the pid file's process still runs and is the same process (start time matches)."""
-    pid = info.get("pid")
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except OSError:  # gone, or another user's process: either way not our worker
-        return False
-    stat = _proc_stat(pid)
-    if stat is None:  # no procfs (macOS): the pid check is all there is
-        return not os.path.isdir("/proc/self")
-    recorded = info.get("start_time")
-    return stat[0] not in ("Z", "X") and (recorded is None or recorded == stat[1])
 
 
 def note_unclean_exit(info: dict[str, Any]) -> None:

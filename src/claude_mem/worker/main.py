@@ -133,7 +133,7 @@ def _run_locked(host: str, port: int) -> int:
     with sock:
         port = sock.getsockname()[1]
         try:
-            lifecycle.write_pid_info(port)
+            lifecycle.write_pid_info(port, host)
             with contextlib.suppress(OSError):  # stdout may be a closed pipe; never fatal
                 print(f"claude-mem worker on {host}:{port}, pid {os.getpid()}", flush=True)
             _serve(sock, port)

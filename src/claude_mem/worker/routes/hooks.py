@@ -1,24 +1,39 @@
-"""Claude Code's http hooks (`"type": "http"`): the per-tool-call events, without a process.
+"""Hook events served inside the worker: Claude Code's http hooks, and command hooks' events.
 
-Claude Code POSTs the payload a command hook reads on stdin and reads the same JSON answer;
-a non-2xx answer or a timeout is a non-blocking error for it. The events that must be able to
-start a worker (SessionStart, UserPromptSubmit, Setup) stay command hooks. Only the hook token
-(`x-claude-mem-hook-token`) opens these routes. The answer never waits longer than the hook
-timeout (the file gate's shorter one for PreToolUse): past it, `{}`, and the event is still
-recorded once its write gets its turn.
+Claude Code's http hooks (`"type": "http"`) are the per-tool-call events without a process:
+Claude Code POSTs the payload a command hook reads on stdin and reads the same JSON answer; a
+non-2xx answer or a timeout is a non-blocking error for it. The events that must be able to
+start a worker (SessionStart, UserPromptSubmit, Setup) stay command hooks, and a command hook
+of any host hands its payload to the command route when its worker runs (hooks/forward.py).
+Only the hook token (`x-claude-mem-hook-token`) opens these routes. The answer never waits
+longer than the hook timeout (the file gate's shorter one for PreToolUse): past it, the answer
+to nothing (`{}` for Claude Code), and the event is still recorded once its write gets its
+turn.
 """
 
 from __future__ import annotations
 
 import functools
+from types import ModuleType
 from typing import Any
 
-from claude_mem.hooks import runner
-from claude_mem.hooks.adapters import claude_code
+from starlette.responses import Response
+
+from claude_mem.hooks import forward, jsonio, runner, state
+from claude_mem.hooks.adapters import claude_code, load
 from claude_mem.hooks.adapters.base import event_key
 from claude_mem.hooks.event import HookEvent, HookResult
 from claude_mem.hooks.handlers import FILE_GATE_TIMEOUT_S, HANDLERS, Context
-from claude_mem.worker.api import BLOCKED, ApiError, Call, Endpoint, in_executor, without_waiting
+from claude_mem.hooks.percent import quote, unquote
+from claude_mem.worker.api import (
+    BLOCKED,
+    JSON,
+    ApiError,
+    Call,
+    Endpoint,
+    in_executor,
+    without_waiting,
+)
 from claude_mem.worker.local_worker import LocalWorker
 
 HTTP_KINDS = frozenset({"pre_read", "tool", "stop", "session_end"})
@@ -52,28 +67,93 @@ async def claude_code_hook(call: Call) -> dict[str, object]:
     payload = runner.parse(call.body or b"")
     if isinstance(payload, str):
         raise ApiError(400, f"the hook payload is {payload}", "invalid_json")
+    timeout = _timeout(call, kind)
+    done, answer, _ = await _answer(
+        call, claude_code, host_event, kind, payload, timeout=timeout, cwd=None
+    )
+    return answer if done else {}
+
+
+async def command_hook(call: Call) -> Response:
+    """A command hook's event, handed over whole by its fast path (hooks/forward.py): the
+    answer and exit code the hook's full path (hooks.runner) would have given."""
+    adapter = load(call.params["platform"])
+    found = None if adapter is None else adapter.EVENTS.get(event_key(call.params["event"]))
+    if adapter is None or found is None:
+        raise ApiError(404, "no such platform or event; the hook's full path says why",
+                       "unknown_event")  # fmt: skip
+    host_event, kind = found
+    timeout = _timeout(call, kind)
+    wait = call.request.headers.get(forward.WAIT_HEADER, "")
+    if not wait.isdigit() or call.state.settings.get_int("CLAUDE_MEM_HOOK_TIMEOUT_MS") > int(wait):
+        raise ApiError(409, "the hook timeout is longer than the hook waits", "hook_timeout")
+    answer, result = runner.noop(adapter, host_event, kind), HookResult()
+    if kind != "noop":  # as the full path: Gemini's per-chunk model events are not even parsed
+        payload = runner.parse(call.body or b"")
+        if isinstance(payload, str):
+            raise ApiError(400, f"the hook payload is {payload}", "invalid_json")
+        cwd = call.request.headers.get(forward.CWD_HEADER)
+        cwd = None if cwd is None else unquote(cwd)
+        done, out, handled = await _answer(
+            call, adapter, host_event, kind, payload, timeout=timeout, cwd=cwd
+        )
+        if done and handled is not None:
+            answer, result = out, handled
+    state.note_success()  # the hook reached its worker, as the full path records
+    headers: dict[str, str] = {}
+    if result.exit_code:
+        headers[forward.EXIT_HEADER] = str(result.exit_code)
+    if result.stderr:
+        said = result.stderr.encode("utf-8", "replace").decode("utf-8")  # no lone surrogate
+        headers[forward.STDERR_HEADER] = quote(said)
+    body = jsonio.dumps(answer)  # byte for byte what the full path prints
+    return Response(body.encode("utf-8", "replace"), media_type=JSON, headers=headers)
+
+
+def _timeout(call: Call, kind: str) -> float:
+    """The hook timeout, the file gate's shorter one for a Read: the answer never waits longer."""
+    timeout = call.state.settings.get_int("CLAUDE_MEM_HOOK_TIMEOUT_MS") / 1000
+    return min(timeout, FILE_GATE_TIMEOUT_S) if kind == "pre_read" else timeout
+
+
+async def _answer(
+    call: Call,
+    adapter: ModuleType,
+    host_event: str,
+    kind: str,
+    payload: HookPayload,
+    *,
+    timeout: float,
+    cwd: str | None,
+) -> tuple[bool, dict[str, object], HookResult | None]:
+    """(done in time, the host's answer, the handler's result) for one event, served by the
+    adapter and handlers in this worker (LocalWorker); past `timeout`, (False, {}, None) and
+    the event is still recorded once its write gets its turn."""
     settings = call.state.settings
-    timeout = settings.get_int("CLAUDE_MEM_HOOK_TIMEOUT_MS") / 1000
-    if kind == "pre_read":
-        timeout = min(timeout, FILE_GATE_TIMEOUT_S)
     worker = LocalWorker(call.state, _local_endpoints(), timeout)
 
     def handle(event: HookEvent) -> HookResult:
+        if event.cwd is None:
+            event.cwd = cwd
         return HANDLERS[event.kind](event, Context(settings, worker))
 
-    def run() -> dict[str, object]:
-        return runner.answer(claude_code, host_event, kind, payload, handle)[0]
+    def run() -> tuple[dict[str, object], HookResult]:
+        return runner.answer(adapter, host_event, kind, payload, handle)
 
     if kind in INLINE_KINDS:
-        inline: dict[str, object] = without_waiting(run)
+        inline = without_waiting(run)
         if inline is not BLOCKED:
-            return inline
-    done, answer = await in_executor(run, timeout)
-    return answer if done else {}
+            return True, *inline
+    done, answered = await in_executor(run, timeout)
+    return (True, *answered) if done else (False, {}, None)
 
 
 ENDPOINTS = [
     Endpoint("POST", "/api/hooks/claude-code/{event}", claude_code_hook,
              "A Claude Code http hook: its raw payload in, the answer a command hook prints out",
              "hooks", body=HookPayload, raw_body=True, hook=True, errors=(400, 404)),
+    Endpoint("POST", f"{forward.ROUTE}/{{platform}}/{{event}}", command_hook,
+             "A command hook's raw payload in, the answer it prints out (its exit code and "
+             "stderr in headers)", "hooks", body=HookPayload, raw_body=True, hook=True,
+             errors=(400, 404, 409)),
 ]  # fmt: skip
