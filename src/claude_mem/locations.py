@@ -139,18 +139,20 @@ def data_file(name: str) -> str:
     return os.path.join(data_dir(), name)
 
 
-def write_private_file(path: StrPath, data: str | bytes) -> None:
+def write_private_file(path: StrPath, data: str | bytes, *, durable: bool = True) -> None:
     """Atomically replace `path` with `data`, mode 0600, in a private (0700) folder."""
     ensure_dir(os.path.dirname(os.fspath(path)) or ".")
-    replace_file(path, data, FILE_MODE)
+    replace_file(path, data, FILE_MODE, durable=durable)
 
 
-def replace_file(path: StrPath, data: str | bytes, mode: int) -> None:
+def replace_file(path: StrPath, data: str | bytes, mode: int, *, durable: bool = True) -> None:
     """Atomically replace `path` with `data` (UTF-8 when text), the file then `mode`: readers
     never see half a file.
 
     The temporary file sits beside the target so the rename stays on one filesystem; on any
     failure (a full disk included) the old file is left untouched and the temporary removed.
+    `durable=False` skips the fsync, for state a crash may lose (a cache): a write then costs
+    no disk flush, and readers still see the old file or the new one, never half of either.
     """
     folder, name = os.path.split(os.fspath(path))
     payload = data.encode("utf-8") if isinstance(data, str) else data
@@ -160,7 +162,8 @@ def replace_file(path: StrPath, data: str | bytes, mode: int) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:

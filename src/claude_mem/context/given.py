@@ -53,4 +53,6 @@ def record(
         state[key] = list(dict.fromkeys([*kept, *labels]))[-MAX_IDS:]
         for old in list(state)[: max(0, len(state) - MAX_SESSIONS)]:
             del state[old]
-        paths.write_private_file(paths.state_dir() / GIVEN, json.dumps(state) + "\n")
+        # Not flushed to disk: on the path of every session start and prompt, and a crash
+        # that loses the newest labels only lets one be given again.
+        paths.write_private_file(paths.state_dir() / GIVEN, json.dumps(state) + "\n", durable=False)

@@ -38,4 +38,12 @@ if __name__ == "__main__":
     # .../<site-packages or src>/claude_mem/hooks/entry.py → .../<site-packages or src>, first,
     # so this file always runs with the package it ships in, whatever else is on the path.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    sys.exit(main())
+    code = main()
+    # Nothing of a hook needs the interpreter's teardown once its output is out (no thread, no
+    # atexit, logs written unbuffered), and it costs about as much as the hook's own imports.
+    for stream in (sys.stdout, sys.stderr):
+        try:  # noqa: SIM105 - contextlib is more import than the hook path should pay
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # the host stopped listening
+    os._exit(code)
