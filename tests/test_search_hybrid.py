@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from claude_mem.records import Summary
 from claude_mem.search.filters import build_filters, parse_time
-from claude_mem.search.hybrid import HybridSearcher, parse_anchor
+from claude_mem.search.hybrid import HybridSearcher, VectorIndexLike, parse_anchor
 from claude_mem.search.render import index_text, timeline_text
 from claude_mem.store import Database
 from claude_mem.store.observations import delete_observation
@@ -28,6 +28,8 @@ DAY = 86_400_000
 
 
 class FakeIndex:
+    quantized = False  # exact cosines: filters may apply after ranking
+
     def __init__(self, vectors: dict[int, tuple[float, ...]]) -> None:
         self.vectors = vectors
 
@@ -49,7 +51,9 @@ class FakeIndex:
 class FakeEmbedding:
     """Texts map to 3-d topic vectors: (config, network, noise)."""
 
-    def __init__(self, queries: dict[str, tuple[float, ...]], index: dict[str, FakeIndex]) -> None:
+    def __init__(
+        self, queries: dict[str, tuple[float, ...]], index: dict[str, VectorIndexLike]
+    ) -> None:
         self.queries, self.indexes = queries, index
         self.loaded = True
 
@@ -58,7 +62,7 @@ class FakeEmbedding:
             return None
         return self.queries.get(text, (0.0, 0.0, 1.0))
 
-    def index(self, kind: str) -> FakeIndex:
+    def index(self, kind: str) -> VectorIndexLike:
         return self.indexes[kind]
 
 
@@ -488,3 +492,40 @@ def sq_fulltext(db: Database, query: str) -> list[int]:
     from claude_mem.store.search_queries import fulltext_ranked
 
     return [i for i, _ in fulltext_ranked(db.read(), "observation", query, SearchFilters())]
+
+
+def test_filters_after_an_exact_ranking_give_the_filtered_ranking(data_dir: Path) -> None:
+    """With exact scores a filter applies to the whole index's best, and the answer is the one
+    ranking only the allowed rows gives: also when the best are all filtered out (then the
+    allowed rows are ranked alone), and for the cwd's project holding most of the store."""
+    import numpy as np
+
+    from claude_mem.search.hybrid import MIN_SIMILARITY
+    from claude_mem.search.vectors import VectorIndex
+
+    db = Database()
+    mine, theirs = session(db, "s-1", project="proj"), session(db, "s-2", project="other")
+    rng = np.random.default_rng(7)
+    rows = {}
+    for n in range(60):
+        sid, project = (mine, "proj") if n < 50 else (theirs, "other")
+        record = observation(db, sid, project=project, title=f"note {n}", created_at=T0 + n)
+        rows[record] = (project, rng.standard_normal(8).astype(np.float32))
+    index = VectorIndex()
+    index.replace(list(rows), np.stack([v / np.linalg.norm(v) for _, v in rows.values()]))
+    query = rng.standard_normal(8).astype(np.float32)
+    query /= np.linalg.norm(query)
+    others = {"summary": FakeIndex({}), "prompt": FakeIndex({})}
+    vectors = FakeEmbedding({"zzqx": tuple(query.tolist())}, {"observation": index, **others})
+    for candidates in (3, 200):
+        for project in ("proj", "other"):
+            filters = SearchFilters(projects=(project,))
+            searcher = HybridSearcher(db, vectors, candidates=candidates)
+            found = searcher.search("zzqx", filters, kinds=["observation"], limit=50)
+            scored = sorted(
+                ((-float(v @ query / np.linalg.norm(v)), record) for record, (p, v) in
+                 rows.items() if p == project),
+            )  # fmt: skip
+            wanted = [r for s, r in scored if -s >= MIN_SIMILARITY][:candidates]
+            assert [hit.id for hit in found.hits] == wanted, (candidates, project)
+            assert wanted, "the query reaches no row: the test shows nothing"

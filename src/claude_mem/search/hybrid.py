@@ -74,6 +74,9 @@ Found = tuple[tuple[Kind, int], float]
 
 
 class VectorIndexLike(Protocol):
+    @property
+    def quantized(self) -> bool: ...  # False: a row's score is the same whichever rows rank
+
     def query(
         self, vector: Any, k: int, allowed: set[int] | None = None
     ) -> list[tuple[int, float]]: ...
@@ -279,16 +282,32 @@ class HybridSearcher:
         ]
 
     def _vectors(self, kinds: Sequence[Kind], vector: Any, filters: SearchFilters) -> list[Found]:
-        found: list[Found] = []
-        for kind in kinds:
-            similar = dict(self._vector_hits(kind, vector, filters))
-            kept = sq.keep_allowed(self.conn, kind, list(similar), filters)
-            found += [((kind, record_id), similar[record_id]) for record_id in kept]
-        return found
+        return [
+            ((kind, record_id), score)
+            for kind in kinds
+            for record_id, score in self._vector_hits(kind, vector, filters)
+        ]
 
     def _vector_hits(
         self, kind: Kind, vector: Any, filters: SearchFilters
     ) -> list[tuple[int, float]]:
+        """The kind's best vector hits that the filters allow and the store still holds.
+
+        Filters are applied after ranking when the index's scores are exact: the filters'
+        share of the whole index's best is then the filtered ranking itself, whenever it fills
+        the candidates or the index had no more above the floor. Only otherwise are the
+        allowed ids listed to rank among them alone, a read of every allowed row (for the
+        cwd's project, usually most of the store)."""
+        assert self.vectors is not None
+        try:
+            exact = not self.vectors.index(kind).quantized
+        except Exception:  # a missing or broken index: _index_hits says so
+            exact = False
+        if not filters.empty and exact:
+            hits = self._index_hits(kind, vector, None)
+            kept = self._kept(kind, hits, filters)
+            if len(hits) < self.candidates or len(kept) == len(hits):
+                return kept
         try:
             allowed = sq.allowed_ids(self.conn, kind, filters) if not filters.empty else None
         except Exception as exc:
@@ -296,7 +315,15 @@ class HybridSearcher:
             return []
         if allowed is not None and not allowed:
             return []
-        return self._index_hits(kind, vector, allowed)
+        return self._kept(kind, self._index_hits(kind, vector, allowed), filters)
+
+    def _kept(
+        self, kind: Kind, hits: list[tuple[int, float]], filters: SearchFilters
+    ) -> list[tuple[int, float]]:
+        """`hits` the store still holds under `filters` (the index lags deletes, knows no
+        privacy), order kept."""
+        kept = set(sq.keep_allowed(self.conn, kind, [i for i, _ in hits], filters))
+        return [(i, score) for i, score in hits if i in kept]
 
     def _index_hits(
         self, kind: Kind, vector: Any, allowed: set[int] | None
