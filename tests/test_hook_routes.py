@@ -266,7 +266,7 @@ def command(worker: RunningWorker, platform: str, event: str, body: object,
     """One POST as a command hook's fast path makes it (hooks/forward.py)."""
     from claude_mem.hooks import forward
 
-    sent = {HOOK_HEADER: worker.state.hook_token, forward.WAIT_HEADER: str(forward.WAIT_MS)}
+    sent = {HEADER: worker.state.token, forward.WAIT_HEADER: str(forward.WAIT_MS)}
     url = f"{worker.base}{forward.ROUTE}/{platform}/{event}"
     return httpx2.post(url, content=json.dumps(body).encode(), headers={**sent, **(headers or {})})
 
@@ -297,8 +297,12 @@ def test_the_command_route_declines_what_the_full_path_must_serve(worker: Runnin
         (command(worker, "claude-code", "NoSuchEvent", tool), 404),
         (command(worker, "claude-code", "PostToolUse", tool, {forward.WAIT_HEADER: "100"}), 409),
         (command(worker, "claude-code", "PostToolUse", tool, {forward.WAIT_HEADER: ""}), 409),
+        # Its answers hold memory (a session start's context): the hook token, which only
+        # sends events, does not open it.
         (command(worker, "claude-code", "PostToolUse", tool,
-                 {HOOK_HEADER: worker.state.token}), 401),  # the API token opens no hook route
+                 {HEADER: "", HOOK_HEADER: worker.state.hook_token}), 401),
+        (command(worker, "claude-code", "SessionStart", tool,
+                 {HEADER: worker.state.hook_token}), 401),
     ]  # fmt: skip
     for response, status in cases:
         assert response.status_code == status, response.text

@@ -215,7 +215,7 @@ def test_a_stale_pid_file_never_sends_the_raw_payload_to_whoever_holds_the_port(
                 "env": forward.environment_digest(env), "version": __version__,
                 "start_time": 1}  # fmt: skip
         (data_dir / "worker.pid").write_text(json.dumps(info))
-        (data_dir / "hook.token").write_text("t" * 64)
+        (data_dir / "worker.token").write_text("t" * 64)
         payload = events("fwd-stale", "/home/dev/proj")[2][1]
         done = hook("claude-code", "PostToolUse", payload, env)
         assert done.returncode == 0
@@ -245,8 +245,8 @@ def publish(data_dir: Path, **changed: object) -> None:
 
 def test_only_a_live_worker_of_this_version_and_environment_is_used(data_dir: Path) -> None:
     publish(data_dir)
-    assert forward._worker() is None  # no hook token yet: the worker makes it as it starts
-    locations.write_private_file(str(data_dir / "hook.token"), "h" * 64 + "\n")
+    assert forward._worker() is None  # no token yet: the worker makes it as it starts
+    locations.write_private_file(str(data_dir / "worker.token"), "h" * 64 + "\n")
     assert forward._worker() == ("127.0.0.1", 40001, "h" * 64)
     for changed in (
         {"version": "0.0.1"},  # an older worker still running after an upgrade

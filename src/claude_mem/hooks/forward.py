@@ -20,7 +20,7 @@ import sys
 from claude_mem import __version__, locations
 from claude_mem.hooks.percent import quote, unquote
 from claude_mem.worker import pidfile
-from claude_mem.worker.token import HOOK_ENV, HOOK_HEADER, read_hook_token
+from claude_mem.worker.token import HEADER, HOOK_ENV, read_token
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def run(args: list[str]) -> int:
 
 
 def _worker() -> tuple[str, int, str] | None:
-    """(host, port, hook token) of this data dir's worker, when the fast path may use it."""
+    """(host, port, API token) of this data dir's worker, when the fast path may use it."""
     info = pidfile.read_pid_info()
     if info is None or info.get("version") != __version__:
         return None
@@ -90,7 +90,7 @@ def _worker() -> tuple[str, int, str] | None:
         return None
     if info.get("env") != environment_digest(os.environ) or not pidfile.pid_alive_and_ours(info):
         return None
-    token = read_hook_token()
+    token = read_token()
     return None if token is None else (host, port, token)
 
 
@@ -99,7 +99,7 @@ def _send(worker: tuple[str, int, str], platform: str, event: str, raw: bytes) -
     from claude_mem.worker.client import WorkerUnavailable, request  # noqa: PLC0415
 
     host, port, token = worker
-    headers = {HOOK_HEADER: token, WAIT_HEADER: str(WAIT_MS)}
+    headers = {HEADER: token, WAIT_HEADER: str(WAIT_MS)}
     cwd = _cwd()
     if cwd is not None:
         headers[CWD_HEADER] = quote(cwd)  # UnicodeEncodeError (undecodable bytes): full path

@@ -77,8 +77,10 @@ class Endpoint:
     # thread hop (bench/worker_ingest_bench.py) and moves to a thread only if it would wait.
     inline: bool = False
     # A hook route (Claude Code's http hooks): only the hook token in HOOK_HEADER opens it,
-    # and that token opens nothing else.
+    # and that token opens nothing else. Served ahead of the middleware (WorkerApp).
     hook: bool = False
+    # Served ahead of the middleware too, with the API token: a command hook waits on it.
+    ahead: bool = False
     # The handler gets the body's bytes (read under the body limit); `body` only documents it.
     raw_body: bool = False
 

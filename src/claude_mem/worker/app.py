@@ -99,7 +99,7 @@ def create_app(settings: Settings | None = None, state: WorkerState | None = Non
     routes = [api.route(ep, state, BODY_LIMIT_BYTES) for ep in ENDPOINTS]
     port_of = lambda: state.port  # noqa: E731 - read at each request: set once listening
     app = WorkerApp(
-        hook_routes=[r for r, ep in zip(routes, ENDPOINTS, strict=True) if ep.hook],
+        hook_routes=[r for r, ep in zip(routes, ENDPOINTS, strict=True) if ep.hook or ep.ahead],
         error_handler=json_error,
         port_of=port_of,
         routes=routes,

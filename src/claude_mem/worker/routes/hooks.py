@@ -5,7 +5,9 @@ Claude Code POSTs the payload a command hook reads on stdin and reads the same J
 non-2xx answer or a timeout is a non-blocking error for it. The events that must be able to
 start a worker (SessionStart, UserPromptSubmit, Setup) stay command hooks, and a command hook
 of any host hands its payload to the command route when its worker runs (hooks/forward.py).
-Only the hook token (`x-claude-mem-hook-token`) opens these routes. The answer never waits
+Only the hook token (`x-claude-mem-hook-token`) opens Claude Code's; the command route takes
+the API token, as the command hook's other calls do (its answers hold memory, which the hook
+token never reads). The answer never waits
 longer than the hook timeout (the file gate's shorter one for PreToolUse): past it, the answer
 to nothing (`{}` for Claude Code), and the event is still recorded once its write gets its
 turn.
@@ -47,7 +49,11 @@ HookPayload = dict[str, Any]  # whatever the host sends; the adapter reads what 
 def _local_endpoints() -> dict[tuple[str, str], Endpoint]:
     from claude_mem.worker.routes import ENDPOINTS  # noqa: PLC0415 - this module is one of them
 
-    return {(ep.method, ep.path): ep for ep in ENDPOINTS if "{" not in ep.path and not ep.hook}
+    return {
+        (ep.method, ep.path): ep
+        for ep in ENDPOINTS
+        if "{" not in ep.path and not (ep.hook or ep.ahead)
+    }
 
 
 def _event(name: str) -> tuple[str, str]:
@@ -154,6 +160,6 @@ ENDPOINTS = [
              "hooks", body=HookPayload, raw_body=True, hook=True, errors=(400, 404)),
     Endpoint("POST", f"{forward.ROUTE}/{{platform}}/{{event}}", command_hook,
              "A command hook's raw payload in, the answer it prints out (its exit code and "
-             "stderr in headers)", "hooks", body=HookPayload, raw_body=True, hook=True,
+             "stderr in headers)", "hooks", body=HookPayload, raw_body=True, ahead=True,
              errors=(400, 404, 409)),
 ]  # fmt: skip
