@@ -100,7 +100,7 @@ def _send(worker: tuple[str, int, str], platform: str, event: str, raw: bytes) -
 
     host, port, token = worker
     headers = {HEADER: token, WAIT_HEADER: str(WAIT_MS)}
-    cwd = _cwd()
+    cwd = process_cwd()
     if cwd is not None:
         headers[CWD_HEADER] = quote(cwd)  # UnicodeEncodeError (undecodable bytes): full path
     path = f"{ROUTE}/{quote(platform)}/{quote(event)}"
@@ -120,7 +120,8 @@ def _send(worker: tuple[str, int, str], platform: str, event: str, raw: bytes) -
     return int(code) if code.isdigit() else 0
 
 
-def _cwd() -> str | None:
+def process_cwd() -> str | None:
+    """This process's working directory (a payload without one gets it); None once removed."""
     try:
         return os.getcwd()
     except OSError:

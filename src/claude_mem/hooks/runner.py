@@ -13,6 +13,7 @@ import sys
 
 from claude_mem.hooks import jsonio
 from claude_mem.hooks.adapters import PLATFORMS, load
+from claude_mem.hooks.forward import process_cwd
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ def _run(adapter: ModuleType, host_event: str, kind: str, stdin: tuple[bytes, st
 
     def handle(event: HookEvent) -> HookResult:
         if event.cwd is None:
-            event.cwd = _cwd()
+            event.cwd = process_cwd()
         return _handle(event, adapter)
 
     out, result = answer(adapter, host_event, kind, payload, handle)
@@ -173,13 +174,6 @@ def answer(
     event = adapter.normalize(payload, host_event, kind)
     result = handle(event)
     return adapter.output(event, result), result
-
-
-def _cwd() -> str | None:
-    try:
-        return os.getcwd()
-    except OSError:
-        return None
 
 
 def _handle(event: HookEvent, adapter: ModuleType) -> HookResult:
