@@ -81,6 +81,9 @@ class Endpoint:
     hook: bool = False
     # The handler gets the body's bytes (read under the body limit); `body` only documents it.
     raw_body: bool = False
+    # Served ahead of Starlette's middleware and router (app.WorkerApp), as the hook routes are:
+    # a fixed path an agent asks often and waits for (a search).
+    direct: bool = False
 
     @property
     def operation_id(self) -> str:

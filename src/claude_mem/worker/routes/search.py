@@ -21,6 +21,7 @@ from claude_mem.search.filters import build_filters, check_types
 from claude_mem.search.hybrid import Hit, HybridSearcher, SearchResult, Timeline, parse_anchor
 from claude_mem.search.render import index_text, timeline_text
 from claude_mem.store import facets
+from claude_mem.store.db import NON_BLOCKING, WouldBlock
 from claude_mem.store.fulltext import clip_query
 from claude_mem.store.rows import safe_text
 from claude_mem.store.search_queries import KINDS, SearchFilters
@@ -142,7 +143,12 @@ def _check_types(call: Call, filters: SearchFilters) -> None:
 
 
 def search(call: Call) -> SearchResponse:
+    """Full text alone is CPU work in this thread: tried on the event loop first
+    (Endpoint.inline); a search that waits, on the model (hybrid) or the team server, moves to
+    the handler pool before it starts."""
     q: SearchQuery = call.query
+    if NON_BLOCKING.get() and (q.scope == "team" or call.state.embedding is not None):
+        raise WouldBlock("this search waits on the model or the team server")
     filters = _filters(
         call,
         projects=q.project,
@@ -283,7 +289,8 @@ ENDPOINTS = [
              "Search index (level 1): ranked hits with ids, titles and token costs; hybrid "
              "full text + vectors when embeddings are loaded, else full text (see `mode`); "
              "scope=team searches the team server (CLAUDE_MEM_TEAM_URL) instead",
-             "search", query=SearchQuery, response=SearchResponse, errors=(400, 409, 502)),
+             "search", query=SearchQuery, response=SearchResponse, errors=(400, 409, 502),
+             direct=True, inline=True),
     Endpoint("GET", "/api/timeline", timeline,
              "Timeline (level 2): records in time order around an anchor (observation id, "
              "S<summary id>, P<prompt id>, a date), a session's start, or a query's best hit",
