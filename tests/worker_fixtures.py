@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Literal
 
 import httpx2
 import uvicorn
@@ -46,7 +47,9 @@ def loopback_socket() -> socket.socket:
 
 
 @contextmanager
-def serving(app: ASGIApp, sock: socket.socket, lifespan: str = "on") -> Iterator[uvicorn.Server]:
+def serving(
+    app: ASGIApp, sock: socket.socket, lifespan: Literal["on", "off"] = "on"
+) -> Iterator[uvicorn.Server]:
     """`app` served by uvicorn on `sock` in a background thread; stopped (and `sock` closed)
     afterwards."""
     server = uvicorn.Server(
