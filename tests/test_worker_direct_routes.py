@@ -4,17 +4,22 @@ a full-text search runs on the event loop while one that waits (hybrid, team) do
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
+import msgspec
 import pytest
 from starlette.applications import Starlette
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
 from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
 from claude_mem.viewer.auth import cookie_name, cookie_value
-from claude_mem.worker.api import BLOCKED, Call, without_waiting
+from claude_mem.worker.api import BLOCKED, ApiError, Call, _decode_query, without_waiting
 from claude_mem.worker.app import WorkerApp
 from claude_mem.worker.routes import search
 from claude_mem.worker.token import HEADER
@@ -145,8 +150,38 @@ def test_full_text_runs_on_the_loop_a_search_that_waits_does_not(worker: Running
     assert without_waiting(lambda: search.search(team)) is BLOCKED
 
 
-def test_a_hybrid_search_moves_off_the_loop(data_dir: Any) -> None:
+def test_a_hybrid_search_moves_off_the_loop(data_dir: Path) -> None:
     with running_worker() as worker:  # the conftest data dir: the bundled model is on
         assert worker.state.embedding is not None
         call = search_call(worker, query="cache")
         assert without_waiting(lambda: search.search(call)) is BLOCKED
+
+
+@pytest.mark.parametrize(
+    "query_string",
+    [
+        "query=caf%C3%A9+cache&limit=5&limit=2&project=a&project=&project=b&unknown=1",
+        "kind=prompt&kind=summary&format=text&offset=3&query=",
+        "query=%2B%26%3D&since=2024-01-01&session_id=7&scope=local",
+        "",
+        "query&unknown=&project",
+    ],
+)
+def test_query_strings_decode_as_starlette_parses_them(query_string: str) -> None:
+    """The last value of a repeated single parameter, every value of a list one in order,
+    blank values kept, unknown names ignored: what Starlette's QueryParams gives."""
+    endpoint = search.ENDPOINTS[0]
+    scope = {"type": "http", "query_string": query_string.encode(), "headers": []}
+    params = QueryParams(query_string)
+    fields = typing.get_type_hints(search.SearchQuery)
+    expected = {name: params.getlist(name) if typing.get_origin(hint) is list else params[name]
+                for name, hint in fields.items() if name in params}  # fmt: skip
+    assert _decode_query(endpoint, Request(scope)) == msgspec.convert(
+        expected, search.SearchQuery, strict=False
+    )
+
+
+def test_the_first_bad_parameter_named_is_the_first_declared() -> None:
+    scope = {"type": "http", "query_string": b"offset=-1&limit=0", "headers": []}
+    with pytest.raises(ApiError, match=r"^limit: "):
+        _decode_query(search.ENDPOINTS[0], Request(scope))
