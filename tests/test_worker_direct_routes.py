@@ -19,6 +19,7 @@ from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
 from claude_mem.viewer.auth import cookie_name, cookie_value
+from claude_mem.worker import loop_budget
 from claude_mem.worker.api import BLOCKED, ApiError, Call, _decode_query, without_waiting
 from claude_mem.worker.app import WorkerApp
 from claude_mem.worker.routes import search
@@ -185,3 +186,20 @@ def test_the_first_bad_parameter_named_is_the_first_declared() -> None:
     scope = {"type": "http", "query_string": b"offset=-1&limit=0", "headers": []}
     with pytest.raises(ApiError, match=r"^limit: "):
         _decode_query(search.ENDPOINTS[0], Request(scope))
+
+
+def test_full_text_leaves_the_loop_once_its_searches_cost_more_than_the_budget(
+    worker: RunningWorker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store whose full-text searches cost more than the loop's budget is searched on the
+    pool: the same answer, and the loop never held that long."""
+    call = search_call(worker, query="cache")
+    expected = search.search(call)  # measured: the average is above a zero budget now
+    monkeypatch.setattr(loop_budget, "LOOP_BUDGET_S", 0.0)
+    assert without_waiting(lambda: search.search(call)) is BLOCKED
+    monkeypatch.undo()
+    assert without_waiting(lambda: search.search(call)) == expected
+    budget = loop_budget.LoopBudget()
+    assert budget.fits()
+    assert budget.measure(lambda: sum(range(10**6))) == sum(range(10**6))
+    assert budget.average_s > 0.0

@@ -8,6 +8,7 @@ data.py); and the prompt-time injection (`POST /api/context/semantic`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Annotated, Literal, TypedDict, Unpack
 
@@ -30,9 +31,11 @@ from claude_mem.team import search as team_search
 from claude_mem.text import shorten
 from claude_mem.vocabulary import DEFAULT_SCOPE, SearchScope
 from claude_mem.worker.api import MAX_ID, ApiError, Call, Endpoint
+from claude_mem.worker.loop_budget import LoopBudget
 from claude_mem.worker.schemas import Limit, Offset
 
 SEMANTIC_MIN_CHARS = 20  # shorter prompts ("yes", "go on") carry no topic to match
+_FULLTEXT = LoopBudget()  # what this worker's full-text searches cost
 
 Depth = Annotated[int, msgspec.Meta(ge=0, le=50)]
 RecordKind = Literal["observation", "summary", "prompt"]
@@ -144,11 +147,12 @@ def _check_types(call: Call, filters: SearchFilters) -> None:
 
 def search(call: Call) -> SearchResponse:
     """Full text alone is CPU work in this thread: tried on the event loop first
-    (Endpoint.inline); a search that waits, on the model (hybrid) or the team server, moves to
-    the handler pool before it starts."""
+    (Endpoint.inline) while such searches stay within the loop's budget; a search that waits,
+    on the model (hybrid) or the team server, moves to the handler pool before it starts."""
     q: SearchQuery = call.query
-    if NON_BLOCKING.get() and (q.scope == "team" or call.state.embedding is not None):
-        raise WouldBlock("this search waits on the model or the team server")
+    fulltext_only = q.scope != "team" and call.state.embedding is None
+    if NON_BLOCKING.get() and not (fulltext_only and _FULLTEXT.fits()):
+        raise WouldBlock("this search waits, or would hold the event loop too long")
     filters = _filters(
         call,
         projects=q.project,
@@ -167,7 +171,10 @@ def search(call: Call) -> SearchResponse:
     if q.scope == "team":
         result = _team(call, query, filters, kinds, limit=q.limit, offset=q.offset)
     else:
-        result = _searcher(call).search(query, filters, kinds=kinds, limit=q.limit, offset=q.offset)
+        run = functools.partial(
+            _searcher(call).search, query, filters, kinds=kinds, limit=q.limit, offset=q.offset
+        )
+        result = _FULLTEXT.measure(run) if fulltext_only else run()
     return SearchResponse(
         query=query,
         clipped=query != q.query,
