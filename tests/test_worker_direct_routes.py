@@ -67,7 +67,7 @@ def test_direct_routes_are_the_routes_the_router_would_pick(worker: RunningWorke
     app = worker.app
     assert isinstance(app, WorkerApp)
     direct = [route for routes in app.direct_routes.values() for route in routes]
-    assert "/api/search" in app.direct_routes
+    assert {"/api/search", "/api/timeline"} <= set(app.direct_routes)
     for route in direct:
         assert not route.param_convertors  # found by the path alone
         for method in route.methods or ():
@@ -103,6 +103,10 @@ def answers(worker: RunningWorker, stack_base: str, method: str, target: str,
         "/api/search?kind=nothing",
         "/api/search?query=cache&scope=team",
         "/api/search?since=tomorrow-ish",
+        "/api/timeline?query=cache&depth_before=2&depth_after=3",
+        "/api/timeline?anchor=3&format=text",
+        "/api/timeline?anchor=999999",
+        "/api/timeline",
     ],
 )
 def test_search_answers_as_through_the_stack(
@@ -110,10 +114,13 @@ def test_search_answers_as_through_the_stack(
 ) -> None:
     direct, stack = answers(worker, stack_base, "GET", target, {HEADER: worker.state.token})
     assert direct == stack
-    assert direct[0] in (200, 400, 409)
+    assert direct[0] in (200, 400, 404, 409)
 
 
-def test_search_refuses_as_through_the_stack(worker: RunningWorker, stack_base: str) -> None:
+@pytest.mark.parametrize("target", ["/api/search?query=cache", "/api/timeline?query=cache"])
+def test_direct_routes_refuse_as_through_the_stack(
+    worker: RunningWorker, stack_base: str, target: str
+) -> None:
     """No token, a wrong one, a foreign Host or Origin, another method: the same refusal."""
     token = {HEADER: worker.state.token}
     cookie = {"cookie": f"{cookie_name(worker.port)}={cookie_value(worker.state.token)}"}
@@ -129,7 +136,7 @@ def test_search_refuses_as_through_the_stack(worker: RunningWorker, stack_base: 
         ("HEAD", token, 200),
     ]
     for method, headers, status in cases:
-        direct, stack = answers(worker, stack_base, method, "/api/search?query=cache", headers)
+        direct, stack = answers(worker, stack_base, method, target, headers)
         assert direct == stack, (method, headers)
         assert direct[0] == status, (method, headers)
 

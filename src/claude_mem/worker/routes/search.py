@@ -301,7 +301,8 @@ ENDPOINTS = [
     Endpoint("GET", "/api/timeline", timeline,
              "Timeline (level 2): records in time order around an anchor (observation id, "
              "S<summary id>, P<prompt id>, a date), a session's start, or a query's best hit",
-             "search", query=TimelineQuery, response=TimelineResponse, errors=(400, 404)),
+             "search", query=TimelineQuery, response=TimelineResponse, errors=(400, 404),
+             direct=True),
     Endpoint("POST", "/api/context/semantic", semantic_context,
              "Past work relevant to a prompt, every kind, as context text within "
              "CLAUDE_MEM_SEMANTIC_INJECT_TOKENS (empty under 20 characters, or when nothing "
