@@ -16,22 +16,26 @@ T = TypeVar("T")
 # The longest a request's own work may keep the loop from the others (the http hooks wait
 # behind it), in CPU seconds.
 LOOP_BUDGET_S = 0.005
-_WEIGHT = 0.2  # of the latest run in the moving average: a few runs move it
+# The latest run's weight in the moving average: slow, so that one heavy query does not
+# flip the choice, and a store's typical cost decides it.
+_WEIGHT = 1 / 16
 
 
 class LoopBudget:
     """The moving average of a kind of work's CPU cost, in this thread's CPU time (what a
-    loaded machine's waits do not inflate), wherever it ran."""
+    loaded machine's waits do not inflate), wherever it ran; the first run sets it."""
 
     def __init__(self) -> None:
-        self.average_s = 0.0
+        self.average_s: float | None = None
 
     def fits(self) -> bool:
-        return self.average_s <= LOOP_BUDGET_S
+        return self.average_s is None or self.average_s <= LOOP_BUDGET_S
 
     def measure(self, fn: Callable[[], T]) -> T:
         started = time.thread_time()
         try:
             return fn()
         finally:
-            self.average_s += (time.thread_time() - started - self.average_s) * _WEIGHT
+            cost = time.thread_time() - started
+            average = cost if self.average_s is None else self.average_s
+            self.average_s = average + (cost - average) * _WEIGHT
