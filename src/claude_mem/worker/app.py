@@ -109,9 +109,9 @@ def create_app(settings: Settings | None = None, state: WorkerState | None = Non
     port_of = lambda: state.port  # noqa: E731 - read at each request: set once listening
     app = WorkerApp(
         hook_routes=[r for r, ep in zip(routes, ENDPOINTS, strict=True) if ep.hook],
-        direct_routes=[r for r, ep in zip(routes, ENDPOINTS, strict=True) if ep.direct],
         error_handler=json_error,
         port_of=port_of,
+        direct_routes=[r for r, ep in zip(routes, ENDPOINTS, strict=True) if ep.direct],
         routes=routes,
         exception_handlers={HTTPException: json_error, Exception: json_error},
         middleware=[Middleware(LocalOnly, port_of=port_of)],
