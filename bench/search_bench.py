@@ -32,6 +32,13 @@ worker's query-embedding cache answers them). Floors, printed ok/✗: at 10k hyb
 and full text p50 ≤ 5 ms; at 100k hybrid p95 ≤ 15 ms. Beside the distinct-query rows, the
 worker's CPU per search (its every thread, from /proc): on a loaded machine the timings wait
 for the cores, this figure much less, so it is what an A/B of two versions compares there.
+
+    .venv/bin/python bench/search_bench.py --route-only --baseline DIR [--sizes 10000]
+
+An A/B in one sitting: DIR holds another tree's `src` (`git archive main src | tar -x -C DIR`);
+a worker of each serves its own copy of the store side by side and the distinct-query rounds
+alternate between them (full text, then hybrid), so both see the same load. Prints each one's
+p50, p95 and CPU per search, and their ratios.
 """
 
 from __future__ import annotations
@@ -346,13 +353,18 @@ def cpu_ms(pid: int) -> float:
 
 
 @contextlib.contextmanager
-def worker_searching(path: Path, mode: str) -> Iterator[tuple[int, str, int]]:
-    """(port, token, pid) of a worker on a copy of `path` once its searches answer in `mode`."""
+def worker_searching(
+    path: Path, mode: str, src: Path | None = None
+) -> Iterator[tuple[int, str, int]]:
+    """(port, token, pid) of a worker on a copy of `path` once its searches answer in `mode`;
+    the worker runs `src`'s code when given (an A/B's other tree)."""
     with tempfile.TemporaryDirectory(prefix="cm-search-bench-") as data:
         with sqlite3.connect(path) as source, sqlite3.connect(Path(data, "claude-mem.db")) as copy:
             source.backup(copy)
         env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_MEM_")}
         env["CLAUDE_MEM_EMBEDDING_MODEL"] = "minilm-l6-int8" if mode == "hybrid" else "none"
+        if src is not None:
+            env["PYTHONPATH"] = str(src)
         with worker_on(data, env) as (proc, port):
             token_file = Path(data, "worker.token")
             deadline = time.monotonic() + 180
@@ -381,14 +393,6 @@ def route_rows(path: Path, count: int, rounds: int) -> list[str]:
             if floor_mode == mode and not label.endswith("repeated")
         ]
         return row(label, values).removesuffix(" |") + "".join(f" · {v}" for v in verdicts) + " |"
-
-    def timed_route(port: int, token: str, batches: list[list[str]]) -> list[float]:
-        timings = []
-        for batch in batches:
-            for query in batch:
-                elapsed, _ = route_search(port, token, query)
-                timings.append(elapsed)
-        return timings
 
     def cpu_row(label: str, pid: int, run: Callable[[], list[float]]) -> tuple[list[float], str]:
         """`run`'s timings, and the worker's CPU per search meanwhile: its threads' work,
@@ -422,6 +426,41 @@ def route_rows(path: Path, count: int, rounds: int) -> list[str]:
     return results
 
 
+def timed_route(port: int, token: str, batches: list[list[str]]) -> list[float]:
+    return [route_search(port, token, query)[0] for batch in batches for query in batch]
+
+
+def alternate(path: Path, baseline: Path, rounds: int) -> list[str]:
+    """This tree's worker and `baseline`'s on copies of `path`, their rounds alternated."""
+    trees = {"this tree": Path(__file__).resolve().parent.parent / "src",
+             "baseline": baseline.resolve() / "src"}  # fmt: skip
+    batches = distinct(QUERIES, 2 * rounds + 1)
+    lines = []
+    for mode, label in (("fulltext", "full text"), ("hybrid", "hybrid, distinct queries")):
+        with contextlib.ExitStack() as stack:
+            workers = {name: stack.enter_context(worker_searching(path, mode, src))
+                       for name, src in trees.items()}  # fmt: skip
+            for port, token, _ in workers.values():
+                timed_route(port, token, batches[:1])  # warm-up
+            times: dict[str, list[float]] = {name: [] for name in workers}
+            cpu = dict.fromkeys(workers, 0.0)
+            for turn, batch in enumerate(batches[1:]):
+                for name in list(workers) if turn % 2 else list(workers)[::-1]:
+                    port, token, pid = workers[name]
+                    before = cpu_ms(pid)
+                    times[name] += timed_route(port, token, [batch])
+                    cpu[name] += cpu_ms(pid) - before
+        for name, values in times.items():
+            figures = row(f"/api/search {label}, {name}", values).removesuffix(" |")
+            lines.append(f"{figures} · worker CPU per search {cpu[name] / len(values):.2f} ms |")
+        p50 = statistics.median(times["this tree"]) / statistics.median(times["baseline"])
+        per = {name: cpu[name] / len(times[name]) for name in workers}
+        lines.append(f"| {label}: this tree / baseline | p50 {p50:.2f}, worker CPU per search"
+                     f" {per['this tree'] / per['baseline']:.2f} (load average"
+                     f" {os.getloadavg()[0]:.1f}) |")  # fmt: skip
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -430,6 +469,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="keep databases here, reuse them")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--route-only", action="store_true", help="only the /api/search rows")
+    parser.add_argument(
+        "--baseline", type=Path, help="another tree's src/ to A/B against (with --route-only)"
+    )
     args = parser.parse_args()
     if args.measure:
         print("\n".join(measure(args.measure, args.rounds)))
@@ -465,7 +507,12 @@ def main() -> None:
                 command = [sys.executable, __file__, "--measure", str(path), "--rounds"]
                 command.append(str(args.rounds))
                 subprocess.run(command, check=True)
-            print("\n".join(route_rows(path, count, args.rounds)), flush=True)
+            rows = (
+                alternate(path, args.baseline, args.rounds)
+                if args.baseline is not None
+                else route_rows(path, count, args.rounds)
+            )
+            print("\n".join(rows), flush=True)
 
 
 if __name__ == "__main__":

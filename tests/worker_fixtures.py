@@ -8,18 +8,22 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Literal
 
 import httpx2
 import uvicorn
+from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from claude_mem.worker.app import create_app
 from claude_mem.worker.state import WorkerState
 
 
 class RunningWorker:
-    def __init__(self, state: WorkerState, port: int) -> None:
+    def __init__(self, state: WorkerState, port: int, app: Starlette) -> None:
         self.state = state
         self.port = port
+        self.app = app
         self.base = f"http://127.0.0.1:{port}"
         self.client = httpx2.Client(
             base_url=self.base, headers={"x-claude-mem-token": state.token}, timeout=10
@@ -34,31 +38,48 @@ class RunningWorker:
         raise TimeoutError("worker never became ready")
 
 
-@contextmanager
-def running_worker(ready: bool = True) -> Iterator[RunningWorker]:
+def loopback_socket() -> socket.socket:
+    """A socket bound to a free loopback port, for `serving`."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    state = WorkerState()
-    state.port = port
-    app = create_app(state=state)
+    return sock
+
+
+@contextmanager
+def serving(
+    app: ASGIApp, sock: socket.socket, lifespan: Literal["on", "off"] = "on"
+) -> Iterator[uvicorn.Server]:
+    """`app` served by uvicorn on `sock` in a background thread; stopped (and `sock` closed)
+    afterwards."""
     server = uvicorn.Server(
-        uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False)
+        uvicorn.Config(app, lifespan=lifespan, log_level="warning", access_log=False)
     )
-    state.request_shutdown = lambda: setattr(server, "should_exit", True)
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])))
     thread.start()
-    worker = RunningWorker(state, port)
     try:
         deadline = time.monotonic() + 10
         while not server.started and time.monotonic() < deadline:
             time.sleep(0.01)
-        if ready:
-            worker.wait_ready()
-        yield worker
+        yield server
     finally:
-        worker.client.close()
         server.should_exit = True
         thread.join(15)
         sock.close()
+
+
+@contextmanager
+def running_worker(ready: bool = True) -> Iterator[RunningWorker]:
+    sock = loopback_socket()
+    state = WorkerState()
+    state.port = sock.getsockname()[1]
+    app = create_app(state=state)
+    with serving(app, sock) as server:
+        state.request_shutdown = lambda: setattr(server, "should_exit", True)
+        worker = RunningWorker(state, state.port, app)
+        try:
+            if ready:
+                worker.wait_ready()
+            yield worker
+        finally:
+            worker.client.close()

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl
 
 import msgspec
 from starlette.requests import Request
@@ -83,6 +84,9 @@ class Endpoint:
     ahead: bool = False
     # The handler gets the body's bytes (read under the body limit); `body` only documents it.
     raw_body: bool = False
+    # Served ahead of Starlette's middleware and router (app.WorkerApp), as the hook routes are:
+    # a fixed path an agent asks often and waits for (a search).
+    direct: bool = False
 
     @property
     def operation_id(self) -> str:
@@ -127,13 +131,19 @@ def human_error(exc: msgspec.ValidationError) -> str:
 
 
 def _decode_query(endpoint: Endpoint, request: Request) -> Any:
+    """The declared query from the query string, parsed as Starlette's QueryParams parses it
+    (a repeated single-valued parameter: its last value), without building one."""
     if endpoint.query is None:
         return None
-    raw: dict[str, Any] = {}
-    for name, many in _query_fields(endpoint.query).items():
-        if name in request.query_params:
-            params = request.query_params
-            raw[name] = params.getlist(name) if many else params[name]
+    given: dict[str, list[str]] = {}
+    query_string = request.scope["query_string"].decode("latin-1")
+    for name, value in parse_qsl(query_string, keep_blank_values=True):
+        given.setdefault(name, []).append(value)
+    raw = {  # in the fields' order: the first bad one is the one named
+        name: values if many else values[-1]
+        for name, many in _query_fields(endpoint.query).items()
+        if (values := given.get(name)) is not None
+    }
     try:
         return msgspec.convert(raw, endpoint.query, strict=False)
     except msgspec.ValidationError as exc:

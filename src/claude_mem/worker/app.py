@@ -29,12 +29,14 @@ HOOK_PREFIX = "/api/hooks/"  # every hook route's path starts so (a cheap first 
 
 
 class WorkerApp(Starlette):
-    """Starlette, with the hook routes served ahead of its middleware and router.
+    """Starlette, with the hook routes and the direct routes served ahead of its middleware
+    and router.
 
-    Claude Code waits for each http hook, once per tool call: those requests go straight to
-    their route's endpoint, through the same local-only check (`security.refusal`), the same
-    route matching and the same endpoint function (token, body limit, decoding, answer), and
-    the same error handler; every other request takes Starlette's whole stack.
+    Claude Code waits for each http hook, once per tool call, and an agent for each search:
+    those requests go straight to their route's endpoint, through the same local-only check
+    (`security.refusal`), the same route matching and the same endpoint function (token, body
+    limit, decoding, answer), and the same error handler; every other request (a method the
+    route does not serve, too) takes Starlette's whole stack.
     """
 
     def __init__(
@@ -43,14 +45,21 @@ class WorkerApp(Starlette):
         hook_routes: list[Route],
         error_handler: Callable[[Request, Exception], Awaitable[Response]],
         port_of: Callable[[], int | None],
+        direct_routes: list[Route] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.hook_routes, self.error_handler, self.port_of = hook_routes, error_handler, port_of
+        # Fixed paths (no parameters): found by the request's path alone.
+        self.direct_routes = {route.path: [route] for route in direct_routes or ()}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"].startswith(HOOK_PREFIX):
-            for route in self.hook_routes:
+        if scope["type"] == "http":
+            path = scope["path"]
+            routes = self.direct_routes.get(path) or (
+                self.hook_routes if path.startswith(HOOK_PREFIX) else ()
+            )
+            for route in routes:
                 match, child = route.matches(scope)
                 if match is Match.FULL:
                     scope.update(child)
@@ -102,6 +111,7 @@ def create_app(settings: Settings | None = None, state: WorkerState | None = Non
         hook_routes=[r for r, ep in zip(routes, ENDPOINTS, strict=True) if ep.hook or ep.ahead],
         error_handler=json_error,
         port_of=port_of,
+        direct_routes=[r for r, ep in zip(routes, ENDPOINTS, strict=True) if ep.direct],
         routes=routes,
         exception_handlers={HTTPException: json_error, Exception: json_error},
         middleware=[Middleware(LocalOnly, port_of=port_of)],
