@@ -1,12 +1,10 @@
 """The direct routes (app.WorkerApp serves them ahead of Starlette's middleware and router):
-every answer, refusals included, is byte for byte the one Starlette's whole stack gives; and
-a full-text search runs on the event loop while one that waits (hybrid, team) does not."""
+every answer, refusals included, is byte for byte the one Starlette's whole stack gives."""
 
 from __future__ import annotations
 
 import typing
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -19,8 +17,7 @@ from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
 from claude_mem.viewer.auth import cookie_name, cookie_value
-from claude_mem.worker import loop_budget
-from claude_mem.worker.api import BLOCKED, ApiError, Call, _decode_query, without_waiting
+from claude_mem.worker.api import ApiError, _decode_query
 from claude_mem.worker.app import WorkerApp
 from claude_mem.worker.routes import search
 from claude_mem.worker.token import HEADER
@@ -141,30 +138,6 @@ def test_direct_routes_refuse_as_through_the_stack(
         assert direct[0] == status, (method, headers)
 
 
-def search_call(worker: RunningWorker, **query: Any) -> Call:
-    request: Any = None  # the handler reads only the state and the decoded query
-    return Call(state=worker.state, request=request, query=search.SearchQuery(**query))
-
-
-def test_full_text_runs_on_the_loop_a_search_that_waits_does_not(worker: RunningWorker) -> None:
-    """Under NON_BLOCKING (the event loop's try, Endpoint.inline) a full-text search is
-    answered there; a team search (the server) and a hybrid one (the model) move to a thread
-    before they start."""
-    on_loop = without_waiting(lambda: search.search(search_call(worker, query="cache")))
-    assert on_loop is not BLOCKED
-    assert on_loop == search.search(search_call(worker, query="cache"))
-    assert [hit.title for hit in on_loop.hits][:1] == ["Cache warmup step 11"]
-    team = search_call(worker, query="cache", scope="team")
-    assert without_waiting(lambda: search.search(team)) is BLOCKED
-
-
-def test_a_hybrid_search_moves_off_the_loop(data_dir: Path) -> None:
-    with running_worker() as worker:  # the conftest data dir: the bundled model is on
-        assert worker.state.embedding is not None
-        call = search_call(worker, query="cache")
-        assert without_waiting(lambda: search.search(call)) is BLOCKED
-
-
 @pytest.mark.parametrize(
     "query_string",
     [
@@ -193,25 +166,3 @@ def test_the_first_bad_parameter_named_is_the_first_declared() -> None:
     scope = {"type": "http", "query_string": b"offset=-1&limit=0", "headers": []}
     with pytest.raises(ApiError, match=r"^limit: "):
         _decode_query(search.ENDPOINTS[0], Request(scope))
-
-
-def test_full_text_leaves_the_loop_once_its_searches_cost_more_than_the_budget(
-    worker: RunningWorker, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A store whose full-text searches cost more than the loop's budget is searched on the
-    pool: the same answer, and the loop never held that long."""
-    call = search_call(worker, query="cache")
-    expected = search.search(call)  # measured: the average is above a zero budget now
-    monkeypatch.setattr(loop_budget, "LOOP_BUDGET_S", 0.0)
-    assert without_waiting(lambda: search.search(call)) is BLOCKED
-    monkeypatch.undo()
-    assert without_waiting(lambda: search.search(call)) == expected
-    budget = loop_budget.LoopBudget()
-    assert budget.fits()  # nothing known yet: tried on the loop
-    assert budget.measure(lambda: sum(range(10**6))) == sum(range(10**6))
-    first = budget.average_s
-    assert first is not None  # the first run sets the average...
-    assert first > 0.0
-    budget.measure(lambda: None)
-    assert budget.average_s is not None  # ...and each one after moves it
-    assert 0.0 < budget.average_s < first

@@ -78,14 +78,12 @@ class Endpoint:
     # thread hop (bench/worker_ingest_bench.py) and moves to a thread only if it would wait.
     inline: bool = False
     # A hook route (Claude Code's http hooks): only the hook token in HOOK_HEADER opens it,
-    # and that token opens nothing else. Served ahead of the middleware (WorkerApp).
+    # and that token opens nothing else. Always served directly (below).
     hook: bool = False
-    # Served ahead of the middleware too, with the API token: a command hook waits on it.
-    ahead: bool = False
     # The handler gets the body's bytes (read under the body limit); `body` only documents it.
     raw_body: bool = False
-    # Served ahead of Starlette's middleware and router (app.WorkerApp), as the hook routes are:
-    # a fixed path an agent asks often and waits for (a search).
+    # Served ahead of Starlette's middleware and router (app.WorkerApp): a route a hook or an
+    # agent asks often and waits for (a command hook's event, a search).
     direct: bool = False
 
     @property

@@ -25,40 +25,41 @@ from claude_mem.worker.state import WorkerState
 # JSON bodies above this are refused with 413; oversize *fields* inside smaller bodies are
 # truncated instead (see store.limits), so a giant tool output never loses its event.
 BODY_LIMIT_BYTES = 16 * 1024 * 1024
-HOOK_PREFIX = "/api/hooks/"  # every hook route's path starts so (a cheap first test)
 
 
 class WorkerApp(Starlette):
-    """Starlette, with the hook routes and the direct routes served ahead of its middleware
-    and router.
+    """Starlette, with the direct routes (the hook routes among them) served ahead of its
+    middleware and router.
 
-    Claude Code waits for each http hook, once per tool call, and an agent for each search:
-    those requests go straight to their route's endpoint, through the same local-only check
-    (`security.refusal`), the same route matching and the same endpoint function (token, body
-    limit, decoding, answer), and the same error handler; every other request (a method the
-    route does not serve, too) takes Starlette's whole stack.
+    Claude Code waits for each http hook, once per tool call, a command hook for its worker's
+    answer, and an agent for each search: those requests go straight to their route's
+    endpoint, through the same local-only check (`security.refusal`), the same route matching
+    and the same endpoint function (token, body limit, decoding, answer), and the same error
+    handler; every other request (a method the route does not serve, too) takes Starlette's
+    whole stack.
     """
 
     def __init__(
         self,
         *,
-        hook_routes: list[Route],
+        direct_routes: list[Route],
         error_handler: Callable[[Request, Exception], Awaitable[Response]],
         port_of: Callable[[], int | None],
-        direct_routes: list[Route] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.hook_routes, self.error_handler, self.port_of = hook_routes, error_handler, port_of
-        # Fixed paths (no parameters): found by the request's path alone.
-        self.direct_routes = {route.path: [route] for route in direct_routes or ()}
+        self.error_handler, self.port_of = error_handler, port_of
+        # A fixed path is found by the request's path alone, one with parameters by the fixed
+        # part it starts with.
+        self.direct_routes = {r.path: [r] for r in direct_routes if "{" not in r.path}
+        self.starts = [(r.path.partition("{")[0], r) for r in direct_routes if "{" in r.path]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path = scope["path"]
-            routes = self.direct_routes.get(path) or (
-                self.hook_routes if path.startswith(HOOK_PREFIX) else ()
-            )
+            routes = self.direct_routes.get(path) or [
+                route for start, route in self.starts if path.startswith(start)
+            ]
             for route in routes:
                 match, child = route.matches(scope)
                 if match is Match.FULL:
@@ -108,10 +109,9 @@ def create_app(settings: Settings | None = None, state: WorkerState | None = Non
     routes = [api.route(ep, state, BODY_LIMIT_BYTES) for ep in ENDPOINTS]
     port_of = lambda: state.port  # noqa: E731 - read at each request: set once listening
     app = WorkerApp(
-        hook_routes=[r for r, ep in zip(routes, ENDPOINTS, strict=True) if ep.hook or ep.ahead],
+        direct_routes=[r for r, ep in zip(routes, ENDPOINTS, strict=True) if ep.direct or ep.hook],
         error_handler=json_error,
         port_of=port_of,
-        direct_routes=[r for r, ep in zip(routes, ENDPOINTS, strict=True) if ep.direct],
         routes=routes,
         exception_handlers={HTTPException: json_error, Exception: json_error},
         middleware=[Middleware(LocalOnly, port_of=port_of)],

@@ -49,11 +49,7 @@ HookPayload = dict[str, Any]  # whatever the host sends; the adapter reads what 
 def _local_endpoints() -> dict[tuple[str, str], Endpoint]:
     from claude_mem.worker.routes import ENDPOINTS  # noqa: PLC0415 - this module is one of them
 
-    return {
-        (ep.method, ep.path): ep
-        for ep in ENDPOINTS
-        if "{" not in ep.path and not (ep.hook or ep.ahead)
-    }
+    return {(ep.method, ep.path): ep for ep in ENDPOINTS if "{" not in ep.path and not ep.hook}
 
 
 def _event(name: str) -> tuple[str, str]:
@@ -160,6 +156,6 @@ ENDPOINTS = [
              "hooks", body=HookPayload, raw_body=True, hook=True, errors=(400, 404)),
     Endpoint("POST", f"{forward.ROUTE}/{{platform}}/{{event}}", command_hook,
              "A command hook's raw payload in, the answer it prints out (its exit code and "
-             "stderr in headers)", "hooks", body=HookPayload, raw_body=True, ahead=True,
+             "stderr in headers)", "hooks", body=HookPayload, raw_body=True, direct=True,
              errors=(400, 404, 409)),
 ]  # fmt: skip

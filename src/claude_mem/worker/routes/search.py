@@ -8,7 +8,6 @@ data.py); and the prompt-time injection (`POST /api/context/semantic`).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from typing import Annotated, Literal, TypedDict, Unpack
 
@@ -22,7 +21,6 @@ from claude_mem.search.filters import build_filters, check_types
 from claude_mem.search.hybrid import Hit, HybridSearcher, SearchResult, Timeline, parse_anchor
 from claude_mem.search.render import index_text, timeline_text
 from claude_mem.store import facets
-from claude_mem.store.db import NON_BLOCKING, WouldBlock
 from claude_mem.store.fulltext import clip_query
 from claude_mem.store.rows import safe_text
 from claude_mem.store.search_queries import KINDS, SearchFilters
@@ -31,11 +29,9 @@ from claude_mem.team import search as team_search
 from claude_mem.text import shorten
 from claude_mem.vocabulary import DEFAULT_SCOPE, SearchScope
 from claude_mem.worker.api import MAX_ID, ApiError, Call, Endpoint
-from claude_mem.worker.loop_budget import LoopBudget
 from claude_mem.worker.schemas import Limit, Offset
 
 SEMANTIC_MIN_CHARS = 20  # shorter prompts ("yes", "go on") carry no topic to match
-_FULLTEXT = LoopBudget()  # what this worker's full-text searches cost
 
 Depth = Annotated[int, msgspec.Meta(ge=0, le=50)]
 RecordKind = Literal["observation", "summary", "prompt"]
@@ -146,13 +142,7 @@ def _check_types(call: Call, filters: SearchFilters) -> None:
 
 
 def search(call: Call) -> SearchResponse:
-    """Full text alone is CPU work in this thread: tried on the event loop first
-    (Endpoint.inline) while such searches stay within the loop's budget; a search that waits,
-    on the model (hybrid) or the team server, moves to the handler pool before it starts."""
     q: SearchQuery = call.query
-    fulltext_only = q.scope != "team" and call.state.embedding is None
-    if NON_BLOCKING.get() and not (fulltext_only and _FULLTEXT.fits()):
-        raise WouldBlock("this search waits, or would hold the event loop too long")
     filters = _filters(
         call,
         projects=q.project,
@@ -171,10 +161,7 @@ def search(call: Call) -> SearchResponse:
     if q.scope == "team":
         result = _team(call, query, filters, kinds, limit=q.limit, offset=q.offset)
     else:
-        run = functools.partial(
-            _searcher(call).search, query, filters, kinds=kinds, limit=q.limit, offset=q.offset
-        )
-        result = _FULLTEXT.measure(run) if fulltext_only else run()
+        result = _searcher(call).search(query, filters, kinds=kinds, limit=q.limit, offset=q.offset)
     return SearchResponse(
         query=query,
         clipped=query != q.query,
@@ -297,7 +284,7 @@ ENDPOINTS = [
              "full text + vectors when embeddings are loaded, else full text (see `mode`); "
              "scope=team searches the team server (CLAUDE_MEM_TEAM_URL) instead",
              "search", query=SearchQuery, response=SearchResponse, errors=(400, 409, 502),
-             direct=True, inline=True),
+             direct=True),
     Endpoint("GET", "/api/timeline", timeline,
              "Timeline (level 2): records in time order around an anchor (observation id, "
              "S<summary id>, P<prompt id>, a date), a session's start, or a query's best hit",
