@@ -125,13 +125,16 @@ def test_a_running_worker_takes_the_whole_event_and_the_hook_loads_no_handler(
             assert b"pin 4321" not in data, path
 
 
-def test_the_fast_path_answers_byte_for_byte_as_the_full_path(live: Live) -> None:
+def test_the_fast_path_answers_byte_for_byte_as_the_full_path(live: Live, tmp_path: Path) -> None:
     fast_env, full_env = live.env, full_path_env(live)
-    # A prompt too short to look for related work: the first path's would be the second's.
-    short = "fix it"
+    # A project of its own, whose memory the worker's pipeline cannot change between the two
+    # session starts (the other tests' events are compressed meanwhile), and a prompt too
+    # short to look for related work: the first path's would be the second's.
+    project, short = tmp_path / "compared", "fix it"
+    project.mkdir()
     for (event, fast), (_, full) in zip(
-        events("fwd-fast", str(live.project), short),
-        events("fwd-full", str(live.project), short),
+        events("fwd-fast", str(project), short),
+        events("fwd-full", str(project), short),
         strict=True,
     ):
         done_fast, fast_modules = traced(event, fast, fast_env)
