@@ -165,6 +165,10 @@ def test_an_identifier_wins_through_full_text_a_paraphrase_through_vectors(
     assert meaning.hits[0].title == CACHE.title
     assert searcher.search(prose, None).mode == "fulltext"
     assert CACHE.title not in titles(searcher.search("remain someone", None))
+    # Another model's size of vector: nothing on the server is near it, and full text answers.
+    other_model = searcher.search(query, [0.1] * 768)
+    assert other_model.mode == "hybrid"
+    assert titles(other_model) == titles(searcher.search(query, None))
 
 
 def test_team_scores_are_the_local_fusion_of_the_servers_ranks(

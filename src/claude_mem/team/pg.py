@@ -1,4 +1,5 @@
-"""Connections to the team's PostgreSQL, and team URLs as they may be shown.
+"""Connections to the team's PostgreSQL, team URLs as they may be shown, and vectors as the
+server's `vector` type reads them.
 
 psycopg is imported here, when a connection is made, never at import time: the CLI and the
 worker load this module without paying for the driver unless a team is configured.
@@ -6,8 +7,14 @@ worker load this module without paying for the driver unless a team is configure
 
 from __future__ import annotations
 
+import array
+import struct
+import sys
 import urllib.parse
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from claude_mem.team.schema import DIMENSIONS
 
 if TYPE_CHECKING:
     import psycopg
@@ -101,3 +108,47 @@ def connect(
         keepalives_count=3,
         options=limit,
     )
+
+
+class Vector(bytes):
+    """A vector in pgvector's binary form (dimensions, a reserved zero, big-endian float4s):
+    the server reads it as it is, no float printed here nor parsed there."""
+
+
+_VECTOR_HEAD = struct.pack(">HH", DIMENSIONS, 0)
+
+
+def vector(values: Sequence[float]) -> Vector | None:
+    """`values` as the server's binary vector, or None for a vector of another model's size,
+    which the server's column cannot hold."""
+    if len(values) != DIMENSIONS:
+        return None
+    floats = array.array("f", values)
+    if sys.byteorder == "little":
+        floats.byteswap()
+    return Vector(_VECTOR_HEAD + floats.tobytes())
+
+
+def binary_vectors(conn: psycopg.Connection[Any]) -> None:
+    """`Vector`s sent to this connection's server as its `vector` type, in binary (the type's
+    id is the server's own: the extension made it); once per connection."""
+    if conn.adapters.types.get("vector") is not None:
+        return
+    from psycopg.adapt import Dumper  # noqa: PLC0415 - psycopg loads with the first connection
+    from psycopg.pq import Format  # noqa: PLC0415
+    from psycopg.types import TypeInfo  # noqa: PLC0415
+
+    info = TypeInfo.fetch(conn, "vector")
+    if info is None:
+        raise RuntimeError("the team server has no vector type (pgvector's): run `team init`")
+    info.register(conn)
+    vector_oid = info.oid
+
+    class VectorDumper(Dumper):
+        format = Format.BINARY
+        oid = vector_oid
+
+        def dump(self, obj: Vector) -> bytes:
+            return obj
+
+    conn.adapters.register_dumper(Vector, VectorDumper)

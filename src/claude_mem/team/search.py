@@ -142,9 +142,12 @@ def _vectors(
 ) -> tuple[list[Found], set[int]]:
     """(kind, seq) and cosine similarity of the nearest records, per kind, above the floor;
     the superseded."""
-    literal = "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+    sent = pg.vector(vector)
     found: list[Found] = []
     superseded: set[int] = set()
+    if sent is None:  # another model's size: no record's vector can be near it
+        return found, superseded
+    pg.binary_vectors(conn)
     for kind in kinds:
         rows = conn.execute(
             f"""SELECT seq, 1 - distance, {_SUPERSEDED} FROM (
@@ -154,7 +157,7 @@ def _vectors(
                     WHERE r.embedding IS NOT NULL AND {schema.SEARCH_FILTERS}
                     ORDER BY distance LIMIT %(candidates)s) r
                 ORDER BY distance""",
-            {**params, "kinds": [kind], "vector": literal, "candidates": CANDIDATES},
+            {**params, "kinds": [kind], "vector": sent, "candidates": CANDIDATES},
         ).fetchall()
         close = [row for row in rows if float(row[1]) >= MIN_SIMILARITY]
         found += [((kind, int(row[0])), float(row[1])) for row in close]

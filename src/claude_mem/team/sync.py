@@ -26,9 +26,6 @@ writer is held only for one chunk at a time. psycopg loads on the first connecti
 
 from __future__ import annotations
 
-import array
-import struct
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -44,7 +41,6 @@ from claude_mem.store import team as team_store
 from claude_mem.store.rows import now_ms
 from claude_mem.team import pg
 from claude_mem.team.records import TeamEvent, TeamRecord, machine_id
-from claude_mem.team.schema import DIMENSIONS
 from claude_mem.team.status import TeamError, TeamStatus, local_status
 
 if TYPE_CHECKING:
@@ -57,7 +53,6 @@ MAX_BACKOFF_S = 30.0
 STATEMENT_TIMEOUT_S = 30.0  # a round's longest statement: a stalled server fails the round
 KEPT_ERRORS = 10
 RECORDS, EVENTS = "records", "events"
-_VECTOR_HEAD = struct.pack(">HH", DIMENSIONS, 0)
 
 # One statement per table and batch, each column an array (sent binary: nothing to quote). A
 # record already on the server (a push whose acknowledgement was lost) is left as it is, but
@@ -108,11 +103,6 @@ class _Batch:
     ids: list[int]
     statements: list[tuple[str, list[list[object]]]]
     count: int
-
-
-class _Vector(bytes):
-    """A vector in pgvector's binary form (dimensions, a reserved zero, big-endian float4s):
-    the server reads it as it is, no float printed here nor parsed there."""
 
 
 class TeamSync:
@@ -224,7 +214,7 @@ class TeamSync:
     def _connection(self) -> psycopg.Connection[tuple[object, ...]]:
         if self._conn is None or self._conn.closed:
             conn = pg.connect(self.url, autocommit=True, statement_timeout_s=STATEMENT_TIMEOUT_S)
-            _binary_vectors(conn)
+            pg.binary_vectors(conn)
             row = conn.execute(
                 "SELECT name FROM claude_mem.teams WHERE id = claude_mem.current_team()"
             ).fetchone()
@@ -288,7 +278,7 @@ class TeamSync:
         """The next outbox batch (`pending` ones left out) as the statements that push it."""
         batch = team_store.outbox(self.db.read(), self.machine, PUSH_BATCH, pending=pending)
         records = {r.origin_id: r for r in batch.records}  # one row per origin id and statement
-        later = {v.origin_id: _vector(v.values) for v in batch.vectors}
+        later = {v.origin_id: pg.vector(v.values) for v in batch.vectors}
         statements = [
             (
                 _INSERT_RECORDS,
@@ -377,7 +367,7 @@ def _columns(rows: list[tuple[object, ...]]) -> list[list[object]]:
 
 def _record_row(record: TeamRecord, embeddings: dict[str, list[float]]) -> tuple[object, ...]:
     body = msgspec.json.encode(record).decode()
-    vector = _vector(embeddings.get(record.origin_id) or [])
+    vector = pg.vector(embeddings.get(record.origin_id) or [])
     return (record.origin_id, record.content_hash, record.kind, record.project, record.type,
             record.title, record.created_at, record.machine, record.source_session, body,
             record.search_text, vector)  # fmt: skip
@@ -386,40 +376,6 @@ def _record_row(record: TeamRecord, embeddings: dict[str, list[float]]) -> tuple
 def _event_row(event: TeamEvent) -> tuple[object, ...]:
     return (event.kind, event.project, event.origin_id, event.successor_origin_id,
             event.machine, event.created_at)  # fmt: skip
-
-
-def _vector(values: list[float]) -> _Vector | None:
-    """`values` as the server's binary vector, or None for a vector of another model's size,
-    which the server's column cannot hold."""
-    if len(values) != DIMENSIONS:
-        return None
-    floats = array.array("f", values)
-    if sys.byteorder == "little":
-        floats.byteswap()
-    return _Vector(_VECTOR_HEAD + floats.tobytes())
-
-
-def _binary_vectors(conn: psycopg.Connection[tuple[object, ...]]) -> None:
-    """`_Vector`s sent to this connection's server as its `vector` type, in binary (the type's
-    id is the server's own: the extension made it)."""
-    from psycopg.adapt import Dumper  # noqa: PLC0415 - psycopg loads with the first connection
-    from psycopg.pq import Format  # noqa: PLC0415
-    from psycopg.types import TypeInfo  # noqa: PLC0415
-
-    info = TypeInfo.fetch(conn, "vector")
-    if info is None:
-        raise RuntimeError("the team server has no vector type (pgvector's): run `team init`")
-    info.register(conn)
-    vector_oid = info.oid
-
-    class VectorDumper(Dumper):
-        format = Format.BINARY
-        oid = vector_oid
-
-        def dump(self, obj: _Vector) -> bytes:
-            return obj
-
-    conn.adapters.register_dumper(_Vector, VectorDumper)
 
 
 def _pulled(row: tuple[Any, ...]) -> TeamRecord | None:
