@@ -5,11 +5,11 @@ here, as it does for Claude Code's http hooks (worker/routes/hooks.py), so this 
 carries bytes: no adapter, handler, settings or privacy module is imported, and a hook costs
 little more than the interpreter's start (bench/hook_bench.py). It is taken only where it gives
 the full path's answer: the data dir's pid file names a live worker of this version whose
-environment, as far as the hook path reads it (`ENVIRONMENT`), is this process's, and the
-worker declines (409) a hook timeout longer than `WAIT_MS`, a store still opening, or
-anything it cannot serve. Whatever goes wrong before the worker answers 200 (no pid file, a
-refused connection, a decline, a timeout) runs the full path with the same stdin, whose own
-contract (start the worker, spool the event) takes over.
+environment, as far as the hook path reads it (`ENVIRONMENT`), is this process's; the worker
+declines a hook timeout longer than `WAIT_MS` (409) and answers 503 while its store opens.
+Whatever goes wrong before the worker answers 200 (no pid file, a refused connection, a
+decline, a timeout) runs the full path with the same stdin, whose own contract (start the
+worker, spool the event) takes over.
 """
 
 from __future__ import annotations
