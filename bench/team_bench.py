@@ -46,7 +46,7 @@ import numpy as np
 
 import synthetic
 from claude_mem.records import Observation
-from claude_mem.search.embed import load_embedder
+from claude_mem.search.embed import Embedder, load_embedder
 from claude_mem.store.search_queries import SearchFilters
 from claude_mem.team import embedded, pg, schema
 from claude_mem.team.search import TeamSearcher
@@ -147,19 +147,24 @@ def load(owner: str, team: int, rows: int, templates: np.ndarray) -> tuple[float
         return load_s, time.perf_counter() - start
 
 
+def corpus(sample: int) -> tuple[Embedder, np.ndarray]:
+    """search_bench's wider vocabulary for the synthetic records, the real model, and the real
+    embeddings of `sample` records: the templates the records' vectors are made from."""
+    synthetic.MODULES[:] = WIDE_MODULES
+    synthetic.PROBLEMS[:] = WIDE_PROBLEMS
+    embedder = load_embedder("minilm-l6-int8")
+    assert embedder is not None
+    texts = [shaped(o, 0, "x")[2] for o in synthetic.observations(sample, 1, seed=123)]
+    return embedder, embedder.embed(texts)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sample", type=int, default=300)
     args = parser.parse_args()
-    synthetic.MODULES[:] = WIDE_MODULES
-    synthetic.PROBLEMS[:] = WIDE_PROBLEMS
-
-    embedder = load_embedder("minilm-l6-int8")
-    assert embedder is not None
-    sample = list(synthetic.observations(args.sample, 1, seed=123))
-    templates = embedder.embed([shaped(o, 0, "x")[2] for o in sample])
+    embedder, templates = corpus(args.sample)
     query_vectors = {q: embedder.embed([q])[0].tolist() for q in QUERIES}
 
     with tempfile.TemporaryDirectory(prefix="team-bench-") as tmp:

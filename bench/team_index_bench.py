@@ -47,12 +47,11 @@ import numpy as np
 import psycopg
 
 import synthetic
-from claude_mem.search.embed import load_embedder
 from claude_mem.team import embedded, pg, schema
 from claude_mem.team.schema import DIMENSIONS
 from claude_mem.team.search import EF_SEARCH
-from search_bench import QUERIES, WIDE_MODULES, WIDE_PROBLEMS
-from team_bench import COLUMNS, shaped, vectors
+from search_bench import QUERIES
+from team_bench import COLUMNS, corpus, shaped, vectors
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,13 +200,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--inserted", type=int, default=10_000)
     args = parser.parse_args()
-    synthetic.MODULES[:] = WIDE_MODULES
-    synthetic.PROBLEMS[:] = WIDE_PROBLEMS
-
-    embedder = load_embedder("minilm-l6-int8")
-    assert embedder is not None
-    sample = list(synthetic.observations(300, 1, seed=123))
-    templates = embedder.embed([shaped(o, 0, "x")[2] for o in sample])
+    embedder, templates = corpus(300)
     others = [shaped(o, 0, "x")[2] for o in synthetic.observations(85, 1, seed=777)]
     queries = [
         "[" + ",".join(f"{float(x):.7g}" for x in v) + "]"

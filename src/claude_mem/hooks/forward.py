@@ -18,6 +18,7 @@ import os
 import sys
 
 from claude_mem import __version__, locations
+from claude_mem.hooks import stdio
 from claude_mem.hooks.percent import quote, unquote
 from claude_mem.worker import pidfile
 from claude_mem.worker.token import HEADER, HOOK_ENV, read_token
@@ -25,7 +26,6 @@ from claude_mem.worker.token import HEADER, HOOK_ENV, read_token
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
 
 ROUTE = "/api/hooks/command"  # + /<platform>/<event>: worker/routes/hooks.py
 # The longest hook timeout the fast path serves: the setting's default, so a default install
@@ -65,9 +65,7 @@ def run(args: list[str]) -> int:
     try:
         worker = _worker() if len(args) == 2 else None
         if worker is not None:
-            from claude_mem.hooks import stdin as reader  # noqa: PLC0415
-
-            stdin = reader.read()
+            stdin = stdio.read()
             raw, status = stdin
             if status == "ok" and raw.strip():
                 code = _send(worker, args[0], args[1], raw)
@@ -85,8 +83,8 @@ def _worker() -> tuple[str, int, str] | None:
     info = pidfile.read_pid_info()
     if info is None or info.get("version") != __version__:
         return None
-    host, port = info.get("host"), info.get("port")
-    if not isinstance(host, str) or not isinstance(port, int) or isinstance(port, bool):
+    host, port = info.get("host"), pidfile.port_of(info)
+    if not isinstance(host, str) or port is None:
         return None
     if info.get("env") != environment_digest(os.environ) or not pidfile.pid_alive_and_ours(info):
         return None
@@ -100,7 +98,7 @@ def _send(worker: tuple[str, int, str], platform: str, event: str, raw: bytes) -
 
     host, port, token = worker
     headers = {HEADER: token, WAIT_HEADER: str(WAIT_MS)}
-    cwd = process_cwd()
+    cwd = stdio.process_cwd()
     if cwd is not None:
         headers[CWD_HEADER] = quote(cwd)  # UnicodeEncodeError (undecodable bytes): full path
     path = f"{ROUTE}/{quote(platform)}/{quote(event)}"
@@ -111,26 +109,18 @@ def _send(worker: tuple[str, int, str], platform: str, event: str, raw: bytes) -
         return None
     if response.status != 200:
         return None
-    _write(sys.stdout, response.body + b"\n")
+    _print(response.body + b"\n")
     said = response.headers.get(STDERR_HEADER)
     if said:
-        line = unquote(said).rstrip("\n") + "\n"  # as the full path's runner._say
-        _write(sys.stderr, line.encode("utf-8", "replace"))
+        stdio.say(unquote(said))
     code = response.headers.get(EXIT_HEADER, "0")
     return int(code) if code.isdigit() else 0
 
 
-def process_cwd() -> str | None:
-    """This process's working directory (a payload without one gets it); None once removed."""
+def _print(data: bytes) -> None:
+    """The worker's answer on stdout, as it came (the full path's bytes)."""
     try:
-        return os.getcwd()
-    except OSError:
-        return None
-
-
-def _write(stream: Any, data: bytes) -> None:
-    try:
-        stream.buffer.write(data)
-        stream.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
     except (OSError, ValueError, AttributeError):
         pass  # the host stopped listening

@@ -13,7 +13,7 @@ import sys
 
 from claude_mem.hooks import jsonio
 from claude_mem.hooks.adapters import PLATFORMS, load
-from claude_mem.hooks.forward import process_cwd
+from claude_mem.hooks.stdio import process_cwd, say
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,15 +24,6 @@ if TYPE_CHECKING:
     from claude_mem.settings import Settings
 
 USAGE = "usage: claude-mem hook <platform> <event>"
-
-
-def _say(line: str) -> None:
-    """One line on stderr; a closed stderr is not our problem."""
-    try:
-        sys.stderr.write(line.rstrip("\n") + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
 
 
 def _emit(out: dict[str, object]) -> None:
@@ -73,7 +64,7 @@ def parse(raw: bytes) -> dict[str, object] | str:
 
 def run(argv: list[str], stdin: tuple[bytes, str] | None = None) -> int:
     """Run one hook; the process exit code (0, or 2 to report a broken capture). `stdin` is
-    hooks.stdin.read()'s answer when the caller has read it already."""
+    hooks.stdio.read()'s answer when the caller has read it already."""
     try:
         return _dispatch(argv, stdin)
     except BaseException as exc:  # the host must never see a traceback
@@ -85,12 +76,12 @@ def run(argv: list[str], stdin: tuple[bytes, str] | None = None) -> int:
 
 def _dispatch(argv: list[str], stdin: tuple[bytes, str] | None) -> int:
     if len(argv) != 2:
-        _say(f"claude-mem: {USAGE}")
+        say(f"claude-mem: {USAGE}")
         return 0
     platform, event_name = argv
     adapter = load(platform)
     if adapter is None:
-        _say(
+        say(
             f"claude-mem: unknown platform {platform!r}; "
             f"expected one of: {', '.join(PLATFORMS)} ({USAGE})"
         )
@@ -100,7 +91,7 @@ def _dispatch(argv: list[str], stdin: tuple[bytes, str] | None) -> int:
     found = adapter.EVENTS.get(event_key(event_name))
     if found is None:
         known = sorted({host for host, _ in adapter.EVENTS.values()})
-        _say(
+        say(
             f"claude-mem: unknown event {event_name!r} for {adapter.NAME}; "
             f"known: {', '.join(known)}"
         )
@@ -122,9 +113,9 @@ def _run(adapter: ModuleType, host_event: str, kind: str, stdin: tuple[bytes, st
         _emit(noop(adapter, host_event, kind))
         return 0
     if stdin is None:
-        from claude_mem.hooks import stdin as reader  # noqa: PLC0415
+        from claude_mem.hooks import stdio  # noqa: PLC0415
 
-        stdin = reader.read()
+        stdin = stdio.read()
     raw, status = stdin
     fields = {"platform": adapter.NAME, "event": host_event}
     if status != "ok" or not raw.strip():
@@ -153,7 +144,7 @@ def _run(adapter: ModuleType, host_event: str, kind: str, stdin: tuple[bytes, st
     out, result = answer(adapter, host_event, kind, payload, handle)
     _emit(out)
     if result.stderr:
-        _say(result.stderr)
+        say(result.stderr)
     return result.exit_code
 
 

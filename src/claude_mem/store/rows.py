@@ -8,6 +8,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+import msgspec
+
 from claude_mem.privacy import clean_text, clean_value
 from claude_mem.records import KINDS, columns
 from claude_mem.store.limits import truncate_value
@@ -57,11 +59,17 @@ def row_dict(row: sqlite3.Row | None) -> dict[str, Any] | None:
         return None
     data = dict(row)
     for key in JSON_LIST_FIELDS.intersection(data):
-        try:
-            data[key] = json.loads(data[key])
-        except (TypeError, ValueError):
-            data[key] = []
+        data[key] = json_list(data[key])
     return data
+
+
+def json_list(text: str | None) -> Any:
+    """A JSON list column decoded (msgspec: every search's hits decode two), [] when
+    unreadable."""
+    try:
+        return msgspec.json.decode(text or "")
+    except (msgspec.DecodeError, TypeError):
+        return []
 
 
 def row_dicts(rows: Iterable[sqlite3.Row]) -> list[dict[str, Any]]:

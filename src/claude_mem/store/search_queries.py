@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, Literal
 
-import msgspec
-
 from claude_mem.store.fulltext import match_expressions
-from claude_mem.store.rows import row_dicts
+from claude_mem.store.rows import JSON_LIST_FIELDS, json_list, row_dicts
 from claude_mem.vocabulary import HISTORY_SOURCE
 
 Kind = Literal["observation", "summary", "prompt"]
@@ -255,23 +253,13 @@ def index_rows(conn: sqlite3.Connection, kind: Kind, ids: list[int]) -> dict[int
             f"SELECT {columns} FROM {source} WHERE r.id IN ({_marks(chunk)})", chunk
         )
         names = [column[0] for column in cursor.description]
+        lists = JSON_LIST_FIELDS.intersection(names)
         for values in cursor:
             row = dict(zip(names, values, strict=True))
-            for name in _FILE_LISTS:
-                row[name] = _json_list(row[name])
+            for name in lists:
+                row[name] = json_list(row[name])
             rows[row["id"]] = row
     return rows
-
-
-_FILE_LISTS = ("files_modified", "files_read")  # the index columns stored as JSON lists
-
-
-def _json_list(text: str | None) -> Any:
-    """A JSON list column decoded (msgspec: the hot path of every search), [] when unreadable."""
-    try:
-        return msgspec.json.decode(text or "")
-    except msgspec.DecodeError:
-        return []
 
 
 def superseded(conn: sqlite3.Connection, ids: list[int]) -> set[int]:

@@ -34,7 +34,12 @@ def read_pid_info() -> dict[str, Any] | None:
 def recorded_port() -> int | None:
     """The port the pid file says this data dir's worker listens on, if any."""
     info = read_pid_info()
-    port = info.get("port") if info else None
+    return None if info is None else port_of(info)
+
+
+def port_of(info: dict[str, Any]) -> int | None:
+    """The pid file's port, if it is one."""
+    port = info.get("port")
     return port if isinstance(port, int) and not isinstance(port, bool) and port > 0 else None
 
 

@@ -7,17 +7,16 @@ start a worker (SessionStart, UserPromptSubmit, Setup) stay command hooks, and a
 of any host hands its payload to the command route when its worker runs (hooks/forward.py).
 Only the hook token (`x-claude-mem-hook-token`) opens Claude Code's; the command route takes
 the API token, as the command hook's other calls do (its answers hold memory, which the hook
-token never reads). The answer never waits
-longer than the hook timeout (the file gate's shorter one for PreToolUse): past it, the answer
-to nothing (`{}` for Claude Code), and the event is still recorded once its write gets its
-turn.
+token never reads). The answer never waits longer than the hook timeout (the file gate's
+shorter one for PreToolUse): past it, the answer to nothing (`{}` for Claude Code), and the
+event is still recorded once its write gets its turn.
 """
 
 from __future__ import annotations
 
 import functools
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from starlette.responses import Response
 
@@ -37,6 +36,9 @@ from claude_mem.worker.api import (
     without_waiting,
 )
 from claude_mem.worker.local_worker import LocalWorker
+
+if TYPE_CHECKING:
+    from claude_mem.settings import Settings
 
 HTTP_KINDS = frozenset({"pre_read", "tool", "stop", "session_end"})
 # Once per tool call and pure CPU up to its one write: tried on the event loop first, as the
@@ -69,11 +71,11 @@ async def claude_code_hook(call: Call) -> dict[str, object]:
     payload = runner.parse(call.body or b"")
     if isinstance(payload, str):
         raise ApiError(400, f"the hook payload is {payload}", "invalid_json")
-    timeout = _timeout(call, kind)
-    done, answer, _ = await _answer(
-        call, claude_code, host_event, kind, payload, timeout=timeout, cwd=None
+    settings = call.state.settings
+    answered = await _answer(
+        call, claude_code, host_event, kind, payload, settings=settings, cwd=None
     )
-    return answer if done else {}
+    return {} if answered is None else answered[0]
 
 
 async def command_hook(call: Call) -> Response:
@@ -85,22 +87,21 @@ async def command_hook(call: Call) -> Response:
         raise ApiError(404, "no such platform or event; the hook's full path says why",
                        "unknown_event")  # fmt: skip
     host_event, kind = found
-    timeout = _timeout(call, kind)
+    settings = call.state.settings  # one look at settings.json for the whole event
     wait = call.request.headers.get(forward.WAIT_HEADER, "")
-    if not wait.isdigit() or call.state.settings.get_int("CLAUDE_MEM_HOOK_TIMEOUT_MS") > int(wait):
+    if not wait.isdigit() or settings.get_int("CLAUDE_MEM_HOOK_TIMEOUT_MS") > int(wait):
         raise ApiError(409, "the hook timeout is longer than the hook waits", "hook_timeout")
-    answer, result = runner.noop(adapter, host_event, kind), HookResult()
+    answered = None
     if kind != "noop":  # as the full path: Gemini's per-chunk model events are not even parsed
         payload = runner.parse(call.body or b"")
         if isinstance(payload, str):
             raise ApiError(400, f"the hook payload is {payload}", "invalid_json")
         cwd = call.request.headers.get(forward.CWD_HEADER)
         cwd = None if cwd is None else unquote(cwd)
-        done, out, handled = await _answer(
-            call, adapter, host_event, kind, payload, timeout=timeout, cwd=cwd
+        answered = await _answer(
+            call, adapter, host_event, kind, payload, settings=settings, cwd=cwd
         )
-        if done and handled is not None:
-            answer, result = out, handled
+    answer, result = answered or (runner.noop(adapter, host_event, kind), HookResult())
     state.note_success()  # the hook reached its worker, as the full path records
     headers: dict[str, str] = {}
     if result.exit_code:
@@ -112,12 +113,6 @@ async def command_hook(call: Call) -> Response:
     return Response(body.encode("utf-8", "replace"), media_type=JSON, headers=headers)
 
 
-def _timeout(call: Call, kind: str) -> float:
-    """The hook timeout, the file gate's shorter one for a Read: the answer never waits longer."""
-    timeout = call.state.settings.get_int("CLAUDE_MEM_HOOK_TIMEOUT_MS") / 1000
-    return min(timeout, FILE_GATE_TIMEOUT_S) if kind == "pre_read" else timeout
-
-
 async def _answer(
     call: Call,
     adapter: ModuleType,
@@ -125,13 +120,15 @@ async def _answer(
     kind: str,
     payload: HookPayload,
     *,
-    timeout: float,
+    settings: Settings,
     cwd: str | None,
-) -> tuple[bool, dict[str, object], HookResult | None]:
-    """(done in time, the host's answer, the handler's result) for one event, served by the
-    adapter and handlers in this worker (LocalWorker); past `timeout`, (False, {}, None) and
-    the event is still recorded once its write gets its turn."""
-    settings = call.state.settings
+) -> tuple[dict[str, object], HookResult] | None:
+    """(the host's answer, the handler's result) for one event, served by the adapter and
+    handlers in this worker (LocalWorker); None past the hook timeout (the file gate's shorter
+    one for a Read), and the event is still recorded once its write gets its turn."""
+    timeout = settings.get_int("CLAUDE_MEM_HOOK_TIMEOUT_MS") / 1000
+    if kind == "pre_read":
+        timeout = min(timeout, FILE_GATE_TIMEOUT_S)
     worker = LocalWorker(call.state, _local_endpoints(), timeout)
 
     def handle(event: HookEvent) -> HookResult:
@@ -145,9 +142,9 @@ async def _answer(
     if kind in INLINE_KINDS:
         inline = without_waiting(run)
         if inline is not BLOCKED:
-            return True, *inline
+            return cast("tuple[dict[str, object], HookResult]", inline)
     done, answered = await in_executor(run, timeout)
-    return (True, *answered) if done else (False, {}, None)
+    return cast("tuple[dict[str, object], HookResult]", answered) if done else None
 
 
 ENDPOINTS = [

@@ -1,8 +1,10 @@
-"""A hook's stdin, read once and bounded, for both of its paths (hooks.forward, hooks.runner)."""
+"""A hook process's side of its host, for both of its paths (hooks.forward, hooks.runner):
+stdin read once and bounded, one line on stderr, the working directory."""
 
 from __future__ import annotations
 
 import os
+import sys
 from time import monotonic
 
 MAX_PAYLOAD = 16 << 20  # the worker's body limit; anything larger is cut and dropped
@@ -44,3 +46,20 @@ def read(fd: int = 0) -> tuple[bytes, str]:
     if size > MAX_PAYLOAD:
         return b"", "too_large"
     return b"".join(chunks), "ok"
+
+
+def say(line: str) -> None:
+    """One line on stderr; a closed stderr is not our problem."""
+    try:
+        sys.stderr.write(line.rstrip("\n") + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def process_cwd() -> str | None:
+    """This process's working directory (a payload without one gets it); None once removed."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
