@@ -1,14 +1,19 @@
 """The push against a real PostgreSQL: a record goes with its vector in one INSERT (the row is
 written once, its vector op acknowledged with it), a vector made later follows as an UPDATE,
-a batch that fails part-way leaves nothing on the server and is pushed again whole, and a
-push whose acknowledgement was lost adds nothing but the vector the server still lacked."""
+a batch that fails part-way leaves nothing on the server and is pushed again whole, a push
+whose acknowledgement was lost adds nothing but the vector the server still lacked, and
+batches of records go two at a time while a batch naming earlier rows waits for them."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+import psycopg
 import pytest
 
 from claude_mem.store import Database
@@ -178,9 +183,9 @@ def test_a_lost_acknowledgement_adds_nothing_but_the_missing_vector(
 def test_batches_read_ahead_are_sent_once_and_acknowledged_after_their_own_commit(
     db: Database, sync: TeamSync, team_db: TeamDatabase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The next batch is read while the server takes the current one: it leaves out the batch
-    in flight (no record is sent twice, no vector it carried follows as an UPDATE), and when a
-    later batch fails only the batches already committed are acknowledged."""
+    """The next batch is read while the server takes the batches in flight: it leaves them
+    out (no record is sent twice, no vector it carried follows as an UPDATE), and when one
+    fails, every other batch that committed is acknowledged and the failed one is not."""
     monkeypatch.setattr(team_sync, "PUSH_BATCH", 2)
     sid = session(db)
     ids = [observation(db, sid, title=f"t{n}") for n in range(7)]
@@ -206,13 +211,15 @@ def test_batches_read_ahead_are_sent_once_and_acknowledged_after_their_own_commi
         )
         with pytest.raises(Exception, match="the server failed on t4"):
             sync.sync_once()  # batches t0 t1 and t2 t3 commit, t4 t5 fails
-        assert rows(team_db, "SELECT title FROM claude_mem.records ORDER BY seq") == [
+        assert rows(team_db, "SELECT title FROM claude_mem.records ORDER BY title") == [
             ("t0",), ("t1",), ("t2",), ("t3",),
         ]  # fmt: skip
+        # The batch after the failed one (t6's record and vector: t6 is gone, nothing to send)
+        # went beside it and is acknowledged; the tombstone waits for both.
         waiting = db.read().execute("SELECT op, row_id FROM team_outbox ORDER BY id").fetchall()
         assert [tuple(r) for r in waiting] == [
-            ("record", ids[4]), ("record", ids[5]), ("record", ids[6]),
-            ("vector", ids[4]), ("vector", ids[5]), ("vector", ids[6]), ("forget", ids[6]),
+            ("record", ids[4]), ("record", ids[5]),
+            ("vector", ids[4]), ("vector", ids[5]), ("forget", ids[6]),
         ]  # fmt: skip
         owner.execute(b"INSERT INTO claude_mem.attempts VALUES ('open')")
     sync.sync_once()
@@ -224,3 +231,114 @@ def test_batches_read_ahead_are_sent_once_and_acknowledged_after_their_own_commi
     for obs_id in ids[:6]:
         assert np.allclose(vector_of(team_db, obs_id), unit(obs_id), atol=1e-7)
     assert rows(team_db, "SELECT kind FROM claude_mem.events") == [("forget",)]
+
+
+@contextmanager
+def records_locked(team_db: TeamDatabase, member_url: str) -> Iterator[Callable[[int], None]]:
+    """The server's records table locked against inserts (the owner holds SHARE) until the
+    block ends; it yields a wait for that many of the member's transactions to be queued on
+    the lock, each one a batch in flight. A transaction waiting there has written nothing."""
+    role = psycopg.conninfo.conninfo_to_dict(member_url)["user"]
+    with pg.connect(team_db.owner_url) as owner:
+        owner.execute(b"LOCK TABLE claude_mem.records IN SHARE MODE")
+
+        def queued(count: int) -> None:
+            deadline = time.monotonic() + 60  # a bound on a wait, not a measured time
+            while True:
+                [(waiting,)] = rows(
+                    team_db,
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE usename = %s AND wait_event_type = 'Lock'",
+                    role,
+                )
+                if waiting >= count:
+                    return
+                assert time.monotonic() < deadline, f"{waiting} batches queued, not {count}"
+                time.sleep(0.05)
+
+        yield queued
+        owner.commit()
+
+
+def pushing(sync: TeamSync) -> tuple[threading.Thread, list[BaseException]]:
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            sync.sync_once()
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, errors
+
+
+def backends(team_db: TeamDatabase, member_url: str) -> int:
+    role = psycopg.conninfo.conninfo_to_dict(member_url)["user"]
+    [(count,)] = rows(team_db, "SELECT count(*) FROM pg_stat_activity WHERE usename = %s", role)
+    return int(count)
+
+
+def test_batches_of_records_go_two_at_a_time_on_two_connections(
+    db: Database,
+    sync: TeamSync,
+    member: str,
+    team_db: TeamDatabase,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server backend indexes a batch on one core: two batches in flight use two. The second
+    connection lasts as long as the push that needed it."""
+    monkeypatch.setattr(team_sync, "PUSH_BATCH", 2)
+    sid = session(db)
+    ids = [observation(db, sid, title=f"t{n}") for n in range(6)]
+    for obs_id in ids:
+        embed(db, obs_id, unit(obs_id))
+    share(db)
+    with records_locked(team_db, member) as queued:
+        thread, errors = pushing(sync)
+        queued(2)  # both batches sent before either could commit
+    thread.join()
+    assert not errors
+    assert outbox(db) == 0
+    assert rows(team_db, "SELECT title FROM claude_mem.records ORDER BY title") == [
+        (f"t{n}",) for n in range(6)
+    ]
+    assert rows(team_db, "SELECT count(embedding) FROM claude_mem.records") == [(6,)]
+    deadline = time.monotonic() + 60
+    while backends(team_db, member) > 1:  # the push's own connection is closed; a backend
+        assert time.monotonic() < deadline  # ends just after its client leaves
+        time.sleep(0.05)
+    assert backends(team_db, member) == 1  # the sync's connection, kept for the next round
+
+
+def test_a_batch_naming_earlier_rows_waits_for_the_batches_before_it(
+    db: Database,
+    sync: TeamSync,
+    member: str,
+    team_db: TeamDatabase,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tombstone (or a link, or a later vector) is sent only once every batch before it has
+    committed: its transaction is newer than theirs, so a teammate's pull (in transaction
+    order) never meets it before the records it names."""
+    monkeypatch.setattr(team_sync, "PUSH_BATCH", 2)
+    sid = session(db)
+    kept = [observation(db, sid, title=f"t{n}") for n in range(2)]
+    gone = observation(db, sid, title="gone")
+    share(db)
+    with db.write() as conn:
+        conn.execute("DELETE FROM observations WHERE id = ?", (gone,))  # its tombstone queued
+    with records_locked(team_db, member) as queued:
+        thread, errors = pushing(sync)
+        queued(1)  # the records' batch waits on the lock, with no transaction id yet
+    thread.join()
+    assert not errors
+    assert outbox(db) == 0
+    assert len(kept) == rows(team_db, "SELECT count(*) FROM claude_mem.records")[0][0]
+    [(records_txid, events_txid)] = rows(
+        team_db,
+        "SELECT (SELECT max(txid::text::bigint) FROM claude_mem.records),"
+        " (SELECT min(txid::text::bigint) FROM claude_mem.events)",
+    )
+    assert events_txid > records_txid

@@ -8,10 +8,15 @@ without its vector gets it, nothing else changes), events `ON CONFLICT DO NOTHIN
 and origin id, then the vectors made after their records were pushed, one UPDATE for all. A
 record goes with its vector whenever it has one, so the server writes and indexes that row
 once; vectors go in pgvector's binary form. Only after the transaction commits are those
-outbox rows dropped: a crash in between pushes them again, which adds nothing. While the
-server takes one batch, a reading thread reads and makes ready the next (the outbox rows not
-in flight), so the client's part (the outbox read and its privacy pass) overlaps the
-server's; transactions still go one at a time, in outbox order.
+outbox rows dropped: a crash in between pushes them again, which adds nothing. Up to
+`PUSH_CONNECTIONS` batches are in flight at once, each in its own transaction on its own
+connection (the second one opened for a push that needs it and closed after it): a server
+backend inserts into the HNSW index, most of a push's cost, on one core, so two use both
+(bench/team_sync_bench.py). Meanwhile this thread reads and makes ready the next batch (the
+outbox rows not in flight), so the client's part (the outbox read and its privacy pass)
+overlaps the server's. A batch that names rows pushed before it (a link, a tombstone, a
+vector for a record already sent) waits for every batch before it to commit, so nothing
+overtakes the row it names; batches of records alone name nothing and go side by side.
 
 Pull: rows below the oldest transaction still running (`pg_snapshot_xmin`), in `(txid, seq)`
 order after the cursor, so a row that commits later can never fall behind a cursor already
@@ -47,6 +52,7 @@ if TYPE_CHECKING:
     import psycopg
 
 PUSH_BATCH = 1000  # outbox rows per server transaction
+PUSH_CONNECTIONS = 2  # batches in flight at once, each on its own connection
 PULL_BATCH = 1000  # server rows per read
 APPLY_CHUNK = 200  # pulled rows per local transaction: the writer is never held long
 MAX_BACKOFF_S = 30.0
@@ -103,6 +109,10 @@ class _Batch:
     ids: list[int]
     statements: list[tuple[str, list[list[object]]]]
     count: int
+    names_earlier: bool  # it holds events or vectors of records pushed before it
+
+
+_Flight = tuple[_Batch, "psycopg.Connection[tuple[object, ...]]", "futures.Future[None]"]
 
 
 class TeamSync:
@@ -125,8 +135,10 @@ class TeamSync:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        # Reads and makes ready the next push batch while the server takes the current one.
-        self._reader = futures.ThreadPoolExecutor(1, thread_name_prefix="claude-mem-team-read")
+        # Send push batches (one thread per batch in flight) while this one reads the next.
+        self._senders = futures.ThreadPoolExecutor(
+            PUSH_CONNECTIONS, thread_name_prefix="claude-mem-team-push"
+        )
         self._lock = threading.Lock()  # guards what status() reads
         self._team: str | None = None
         self._held: set[str] | None = None  # the server's shares of this member, once a round
@@ -155,7 +167,7 @@ class TeamSync:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
-        self._reader.shutdown(wait=True)
+        self._senders.shutdown(wait=True)
         self._disconnect()
 
     def status(self) -> TeamStatus:
@@ -213,8 +225,7 @@ class TeamSync:
 
     def _connection(self) -> psycopg.Connection[tuple[object, ...]]:
         if self._conn is None or self._conn.closed:
-            conn = pg.connect(self.url, autocommit=True, statement_timeout_s=STATEMENT_TIMEOUT_S)
-            pg.binary_vectors(conn)
+            conn = self._open()
             row = conn.execute(
                 "SELECT name FROM claude_mem.teams WHERE id = claude_mem.current_team()"
             ).fetchone()
@@ -223,13 +234,15 @@ class TeamSync:
             self._conn = conn
         return self._conn
 
+    def _open(self) -> psycopg.Connection[tuple[object, ...]]:
+        conn = pg.connect(self.url, autocommit=True, statement_timeout_s=STATEMENT_TIMEOUT_S)
+        pg.binary_vectors(conn)
+        return conn
+
     def _disconnect(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
-                conn.close()
-            except Exception as exc:  # a broken connection may fail to close: it is gone anyway
-                log.debug("team", "closing the server connection failed", error=str(exc))
+            _close(conn)
 
     def _shares(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
         """The server's list of projects this member shares made equal to the local one:
@@ -249,30 +262,57 @@ class TeamSync:
         self._held = wanted
 
     def _push(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
-        """The outbox to the server, a batch per transaction, in outbox order. While the
-        server takes one batch, the next is read and made ready on the reading thread
-        (`_reader`): the two overlap, the server still gets one transaction at a time, and a
-        batch is acknowledged only once its own transaction has committed."""
-        batch = self._prepare(())
-        while True:
-            self._shares(conn)  # after the batch is read: the projects of its records are listed
+        """The outbox to the server in batches, each acknowledged once its own transaction has
+        committed, up to `PUSH_CONNECTIONS` of them in flight (the module docstring says which
+        wait). The next batch is read while those are on their way; a failed batch raises once
+        every other batch in flight has landed, so no transaction is left running behind it."""
+        free, opened = [conn], []
+        flight: deque[_Flight] = deque()
+        try:
+            batch = self._prepare(())
+            while batch.ids:
+                self._land(flight, free, 0 if batch.names_earlier else PUSH_CONNECTIONS - 1)
+                if not free:
+                    opened.append(self._open())
+                    free.append(opened[-1])
+                link = free.pop()
+                self._shares(link)  # after the batch is read: the projects of its records
+                flight.append((batch, link, self._senders.submit(self._send, link, batch)))
+                if len(batch.ids) < PUSH_BATCH or self._stopping.is_set():
+                    break  # vector ops carried by records count towards a full batch too
+                batch = self._prepare([i for sent, _, _ in flight for i in sent.ids])
+            self._land(flight, free, 0)
             if not batch.ids:
-                return
-            full = len(batch.ids) >= PUSH_BATCH  # vector ops carried by records count too
-            ahead = self._reader.submit(self._prepare, batch.ids) if full else None
-            try:
-                self._send(conn, batch)
-            finally:
-                if ahead is not None:
-                    futures.wait([ahead])  # a failed round leaves no read running behind it
-            with self.db.write() as local:
-                team_store.ack(local, batch.ids)
-            with self._lock:
-                self.pushed += batch.count
-                self._last_push_at = now_ms()
-            if ahead is None or self._stopping.is_set():
-                return
-            batch = ahead.result()
+                self._shares(conn)  # an unshare goes even with nothing left to push
+        finally:
+            futures.wait([sending for _, _, sending in flight])
+            for sent, _, sending in flight:
+                if sending.exception() is None:
+                    self._acknowledge(sent)
+            for extra in opened:
+                _close(extra)
+
+    def _land(
+        self,
+        flight: deque[_Flight],
+        free: list[psycopg.Connection[tuple[object, ...]]],
+        room: int,
+    ) -> None:
+        """Wait for the oldest batches in flight until at most `room` are, acknowledging each
+        (its connection is free again); a failed one raises."""
+        while len(flight) > room:
+            sent, link, sending = flight.popleft()
+            sending.result()
+            self._acknowledge(sent)
+            free.append(link)
+
+    def _acknowledge(self, batch: _Batch) -> None:
+        """A committed batch's outbox rows dropped."""
+        with self.db.write() as local:
+            team_store.ack(local, batch.ids)
+        with self._lock:
+            self.pushed += batch.count
+            self._last_push_at = now_ms()
 
     def _prepare(self, pending: Sequence[int]) -> _Batch:
         """The next outbox batch (`pending` ones left out) as the statements that push it."""
@@ -291,6 +331,7 @@ class TeamSync:
             batch.ids,
             [(sql, columns) for sql, columns in statements if columns],
             len(batch.records) + len(batch.events),
+            bool(batch.events or later),
         )
 
     @staticmethod
@@ -345,6 +386,13 @@ class TeamSync:
                 self._newest = max(self._newest or 0, applied.newest)
         if applied.records:
             self._on_pulled(applied.observation_ids)
+
+
+def _close(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    try:
+        conn.close()
+    except Exception as exc:  # a broken connection may fail to close: it is gone anyway
+        log.debug("team", "closing a server connection failed", error=str(exc))
 
 
 def _one(row: tuple[Any, ...] | None) -> Any:
