@@ -6,9 +6,8 @@ batches of records go two at a time while a batch naming earlier rows waits for 
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -22,6 +21,7 @@ from claude_mem.store import vectors as vector_store
 from claude_mem.team import admin, pg, schema
 from claude_mem.team import sync as team_sync
 from claude_mem.team.sync import TeamSync
+from tests.polling import wait_until
 from tests.store_helpers import observation, session
 from tests.team_pg import TeamDatabase
 
@@ -85,6 +85,7 @@ def outbox(db: Database) -> int:
 # Row versions on the server: a fresh table's rows sit at (0,1), (0,2)...; an UPDATE writes a
 # new version of the row further on, so these tell an INSERT alone from an INSERT then UPDATE.
 VERSIONS = "SELECT ctid::text FROM claude_mem.records ORDER BY ctid"
+EVENTS = "SELECT count(*) FROM claude_mem.events"
 
 
 def test_records_go_with_their_vectors_in_one_write(
@@ -233,51 +234,29 @@ def test_batches_read_ahead_are_sent_once_and_acknowledged_after_their_own_commi
     assert rows(team_db, "SELECT kind FROM claude_mem.events") == [("forget",)]
 
 
+def backends(team_db: TeamDatabase, member_url: str, *, on_lock: bool = False) -> int:
+    """The member's server backends (those waiting for a lock: each a batch in flight)."""
+    role = psycopg.conninfo.conninfo_to_dict(member_url)["user"]
+    waiting = " AND wait_event_type = 'Lock'" if on_lock else ""
+    query = f"SELECT count(*) FROM pg_stat_activity WHERE usename = %s{waiting}"
+    return int(rows(team_db, query, role)[0][0])
+
+
 @contextmanager
-def records_locked(team_db: TeamDatabase, member_url: str) -> Iterator[Callable[[int], None]]:
-    """The server's records table locked against inserts (the owner holds SHARE) until the
-    block ends; it yields a wait for that many of the member's transactions to be queued on
-    the lock, each one a batch in flight. A transaction waiting there has written nothing."""
-    role = psycopg.conninfo.conninfo_to_dict(member_url)["user"]
-    with pg.connect(team_db.owner_url) as owner:
+def pushing_while_locked(
+    team_db: TeamDatabase, sync: TeamSync, member_url: str, queued: int
+) -> Iterator[None]:
+    """`sync_once` in a thread while the owner holds the records table locked against inserts
+    (SHARE): the block runs once `queued` of the member's transactions wait on the lock (a
+    transaction waiting there has written nothing); then the lock goes and the push finishes
+    (its error raised here). The lock goes first on any failure, so the push never waits on it."""
+    with ThreadPoolExecutor(1) as pool, pg.connect(team_db.owner_url) as owner:
         owner.execute(b"LOCK TABLE claude_mem.records IN SHARE MODE")
-
-        def queued(count: int) -> None:
-            deadline = time.monotonic() + 60  # a bound on a wait, not a measured time
-            while True:
-                [(waiting,)] = rows(
-                    team_db,
-                    "SELECT count(*) FROM pg_stat_activity"
-                    " WHERE usename = %s AND wait_event_type = 'Lock'",
-                    role,
-                )
-                if waiting >= count:
-                    return
-                assert time.monotonic() < deadline, f"{waiting} batches queued, not {count}"
-                time.sleep(0.05)
-
-        yield queued
+        pushed = pool.submit(sync.sync_once)
+        assert wait_until(lambda: backends(team_db, member_url, on_lock=True) >= queued, 60)
+        yield
         owner.commit()
-
-
-def pushing(sync: TeamSync) -> tuple[threading.Thread, list[BaseException]]:
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            sync.sync_once()
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread, errors
-
-
-def backends(team_db: TeamDatabase, member_url: str) -> int:
-    role = psycopg.conninfo.conninfo_to_dict(member_url)["user"]
-    [(count,)] = rows(team_db, "SELECT count(*) FROM pg_stat_activity WHERE usename = %s", role)
-    return int(count)
+        pushed.result()
 
 
 def test_batches_of_records_go_two_at_a_time_on_two_connections(
@@ -295,21 +274,17 @@ def test_batches_of_records_go_two_at_a_time_on_two_connections(
     for obs_id in ids:
         embed(db, obs_id, unit(obs_id))
     share(db)
-    with records_locked(team_db, member) as queued:
-        thread, errors = pushing(sync)
-        queued(2)  # both batches sent before either could commit
-    thread.join()
-    assert not errors
+    with pushing_while_locked(team_db, sync, member, queued=2):
+        pass  # both batches sent before either could commit
     assert outbox(db) == 0
     assert rows(team_db, "SELECT title FROM claude_mem.records ORDER BY title") == [
         (f"t{n}",) for n in range(6)
     ]
     assert rows(team_db, "SELECT count(embedding) FROM claude_mem.records") == [(6,)]
-    deadline = time.monotonic() + 60
-    while backends(team_db, member) > 1:  # the push's own connection is closed; a backend
-        assert time.monotonic() < deadline  # ends just after its client leaves
-        time.sleep(0.05)
-    assert backends(team_db, member) == 1  # the sync's connection, kept for the next round
+    # The push's own connection is closed (a backend ends just after its client leaves); the
+    # sync's connection is kept for the next round.
+    assert wait_until(lambda: backends(team_db, member) <= 1, 60)
+    assert backends(team_db, member) == 1
 
 
 def test_a_batch_naming_earlier_rows_waits_for_the_batches_before_it(
@@ -329,11 +304,13 @@ def test_a_batch_naming_earlier_rows_waits_for_the_batches_before_it(
     share(db)
     with db.write() as conn:
         conn.execute("DELETE FROM observations WHERE id = ?", (gone,))  # its tombstone queued
-    with records_locked(team_db, member) as queued:
-        thread, errors = pushing(sync)
-        queued(1)  # the records' batch waits on the lock, with no transaction id yet
-    thread.join()
-    assert not errors
+    with pushing_while_locked(team_db, sync, member, queued=1):  # the records' batch
+        # A push sending the tombstone beside it would have it on the server by now, or
+        # waiting on its second connection; given a moment to, this one does neither.
+        sent = wait_until(
+            lambda: backends(team_db, member) > 1 or rows(team_db, EVENTS) != [(0,)], 1.0
+        )
+        assert not sent
     assert outbox(db) == 0
     assert len(kept) == rows(team_db, "SELECT count(*) FROM claude_mem.records")[0][0]
     [(records_txid, events_txid)] = rows(

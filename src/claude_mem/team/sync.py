@@ -331,7 +331,7 @@ class TeamSync:
             batch.ids,
             [(sql, columns) for sql, columns in statements if columns],
             len(batch.records) + len(batch.events),
-            bool(batch.events or later),
+            bool(batch.events or batch.vectors),
         )
 
     @staticmethod
