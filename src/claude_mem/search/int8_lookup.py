@@ -16,18 +16,8 @@ from claude_mem.search.onnx_wire import Edit, Graph, Node, edit_model, encode_no
 
 def _lookups(graph: Graph) -> Edit | None:
     edit = Edit()
-    for i, gather in graph.nodes.items():
-        if gather.op != "Gather" or len(gather.inputs) != 2:
-            continue
-        mul = graph.made_by(gather.inputs[0], "Mul")
-        if mul is None or len(mul[1].inputs) != 2:
-            continue
-        cast = graph.made_by(mul[1].inputs[0], "Cast")
-        if cast is None or {mul[1].inputs[1], cast[1].inputs[0]} & graph.producer.keys():
-            continue  # the rows and the scale must be initializers
+    for i, gather, mul, cast in graph.fed_dequantized("Gather", 0):
         table, widened_table = gather.inputs[0], mul[1].inputs[0]
-        if graph.uses[table] != 1 or graph.uses[widened_table] != 1:
-            continue  # the float table is used elsewhere too: leave it
         ids, scale, rows = gather.inputs[1], mul[1].inputs[1], cast[1].inputs[0]
         picked, picked_scale, widened = f"{table}/rows", f"{table}/row_scales", f"{table}/rows_f"
         edit.replaced[i] = b"".join(

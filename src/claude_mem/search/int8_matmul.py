@@ -40,17 +40,11 @@ def _products(graph: Graph) -> Edit | None:
     import numpy as np  # noqa: PLC0415 - heavy, only with a model
 
     edit = Edit(domains={_DOMAIN: 1})
-    for i, matmul in graph.nodes.items():
-        if matmul.op != "MatMul" or len(matmul.inputs) != 2:
-            continue
-        mul = graph.made_by(matmul.inputs[1], "Mul")
-        if mul is None or len(mul[1].inputs) != 2:
-            continue
-        cast = graph.made_by(mul[1].inputs[0], "Cast")
-        weights = graph.initializers.get(cast[1].inputs[0]) if cast else None
+    for i, matmul, mul, cast in graph.fed_dequantized("MatMul", 1):
+        weights = graph.initializers.get(cast[1].inputs[0])
         scales = graph.initializers.get(mul[1].inputs[1])
-        if cast is None or weights is None or scales is None:
-            continue  # the weights and their scales must be initializers
+        if weights is None or scales is None:
+            continue  # the weights and their scales must be tensors of the file
         (weights_at, q), (scales_at, scale) = weights, scales
         if q.data_type != INT8 or q.raw is None or len(q.dims) != 2:
             continue
@@ -64,8 +58,6 @@ def _products(graph: Graph) -> Edit | None:
         ):
             continue
         product, widened = matmul.inputs[1], mul[1].inputs[0]
-        if graph.uses[product] != 1 or graph.uses[widened] != 1:
-            continue  # the float weights are used elsewhere too: leave them
         stored = np.frombuffer(q.raw, dtype=np.uint8).reshape(k, n) ^ 0x80  # q + 128
         by_column = np.ascontiguousarray(stored.T)  # [n, k]: a column's blocks in a row
         repeated = np.repeat(np.frombuffer(scale.raw, dtype="<f4"), k // BLOCK)

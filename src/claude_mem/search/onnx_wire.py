@@ -9,7 +9,7 @@ unchanged: ONNX Runtime then gives its own reason for refusing it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -191,6 +191,31 @@ class Graph:
         if at is None or self.nodes[at].op != op:
             return None
         return at, self.nodes[at]
+
+    def dequantized(self, value: str) -> tuple[tuple[int, Node], tuple[int, Node]] | None:
+        """The (Mul, Cast) nodes, with their field indexes, of a `Mul(Cast(q), scale)` that
+        makes `value` from constants (no node makes q or scale), its float results used
+        once each: the pattern both rewrites replace. None otherwise."""
+        mul = self.made_by(value, "Mul")
+        if mul is None or len(mul[1].inputs) != 2:
+            return None
+        cast = self.made_by(mul[1].inputs[0], "Cast")
+        if cast is None or {mul[1].inputs[1], cast[1].inputs[0]} & self.producer.keys():
+            return None
+        if self.uses[value] != 1 or self.uses[mul[1].inputs[0]] != 1:
+            return None  # the float tensor is used elsewhere too: leave it
+        return mul, cast
+
+    def fed_dequantized(
+        self, op: str, operand: int
+    ) -> Iterator[tuple[int, Node, tuple[int, Node], tuple[int, Node]]]:
+        """(field index, node, Mul, Cast) of every two-input `op` node whose input `operand`
+        is `dequantized`."""
+        for i, node in self.nodes.items():
+            if node.op == op and len(node.inputs) == 2:
+                found = self.dequantized(node.inputs[operand])
+                if found is not None:
+                    yield i, node, *found
 
 
 @dataclass
