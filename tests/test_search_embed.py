@@ -226,11 +226,9 @@ def test_a_search_on_an_empty_store_loads_the_model(embedder: Embedder) -> None:
 
 
 def _ops(model: bytes) -> Counter[str]:
-    from claude_mem.search import onnx_wire
+    from claude_mem.search.onnx_wire import graph_of
 
-    top = onnx_wire.fields(memoryview(model))
-    graph = onnx_wire.Graph(next(f.payload for f in top if f.number == 7))  # ModelProto.graph
-    return Counter(node.op for node in graph.nodes.values())
+    return Counter(node.op for node in graph_of(model).nodes.values())
 
 
 def _sessions(*models: bytes) -> list[Any]:

@@ -3,17 +3,17 @@ as it loads.
 
 The pinned model stores each of its 36 weight matrices as int8 with one scale per output
 column, dequantized by `MatMul(x, Mul(Cast(q), scale))`. ONNX Runtime folds the constant
-`Mul(Cast(q), scale)` when the session opens, so the weights live in memory as float32 (about
-40 MiB of the worker's RSS) and every product is a float32 one. Each such MatMul is rewritten
+`Mul(Cast(q), scale)` when the session opens, so the weights live in memory as float32, four
+times their int8 size, and every product is a float32 one. Each such MatMul is rewritten
 as ONNX Runtime's `MatMulNBits` with 8 bits: the same int8 numbers (stored as q + 128, zero
 point 128, the column's scale repeated over its blocks of `BLOCK` rows), kept int8, and
 `accuracy_level` 4, which multiplies them with the activations quantized to int8 per block of
 `BLOCK` values within one token's row. So a text's vector does not depend on the batch it is
 embedded in, and it stays within a cosine of 0.999 of the float32 products' (checked by
-tests/test_search_embed.py; memory, query, batch and recall figures in bench/NOTES.md). The
-vectors are not the same numbers, so the model id names this rewrite (`embed.model_id`) and
-vectors made before it are re-embedded once. The edit is made on the file's bytes
-(`onnx_wire`); a graph without the pattern is unchanged.
+tests/test_search_embed.py; the worker's memory, query, batch and recall figures before and
+after in bench/NOTES.md). The vectors are not the same numbers, so the model id names this
+rewrite (`embed.model_id`) and vectors made before it are re-embedded once. The edit is made
+on the file's bytes (`onnx_wire`); a graph without the pattern is unchanged.
 """
 
 from __future__ import annotations

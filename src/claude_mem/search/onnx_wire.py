@@ -243,12 +243,22 @@ class Edit:
         return b"".join([*out, *self.added])
 
 
+def _graph_field(top: list[Field]) -> int:
+    return next(i for i, f in enumerate(top) if f.number == _MODEL_GRAPH)
+
+
+def graph_of(model: bytes) -> Graph:
+    """The model's graph, decoded; ValueError or StopIteration when the bytes don't parse."""
+    top = fields(memoryview(model))
+    return Graph(top[_graph_field(top)].payload)
+
+
 def edit_model(model: bytes, rewrite: Callable[[Graph], Edit | None]) -> bytes:
     """`model` (a serialized ModelProto) with its graph edited by `rewrite`, which returns None
     when it finds nothing to change; then, and when the model does not parse, the same bytes."""
     try:
         top = fields(memoryview(model))
-        at = next(i for i, f in enumerate(top) if f.number == _MODEL_GRAPH)
+        at = _graph_field(top)
         graph = Graph(top[at].payload)
         edit = rewrite(graph)
         if edit is None:
