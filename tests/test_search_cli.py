@@ -52,7 +52,11 @@ def test_json_from_the_store_without_a_worker(
          "files": ["src/conf/loader.py", "src/conf/env.py"], "superseded_by": None}
     ]  # fmt: skip
     assert run_json(capsys, "cache", "--type", "bugfix")["hits"] == []
-    assert run_json(capsys, "cache", "--project", "nope")["hits"] == []
+    assert cli.main(["search", "cache", "--project", "nope", "--json"]) == 2
+    out, err = capsys.readouterr()  # as `export --project nope` says it
+    assert out == ""
+    assert err.endswith("\nclaude-mem search: no project nope in memory (known: proj)\n")
+    assert [h["id"] for h in run_json(capsys, "crash", "--type", "BugFix")["hits"]] == [obs_id]
     assert len(run_json(capsys, "", "--since", "2023-11-14", "--limit", "1")["hits"]) == 1
     assert run_json(capsys, 'src/a-b/c.py "NEAR(" AND *')["hits"] == []
 
@@ -71,8 +75,15 @@ def test_table_output_and_errors(
         assert part in out
     assert cli.main(["search", "zzzqqq"]) == 0
     assert capsys.readouterr().out == "No results (fulltext search via the store).\n"
-    assert cli.main(["search", "x", "--since", "yesterday"]) == 2
-    assert "not a date" in capsys.readouterr().err
+    # --since reads dates as `import --git --since` does: T0 is over a year old.
+    assert cli.main(["search", "parse_config_value", "--since", "yesterday"]) == 0
+    assert capsys.readouterr().out.startswith("No results")
+    assert cli.main(["search", "parse_config_value", "--since", "6 months ago"]) == 0
+    assert capsys.readouterr().out.startswith("No results")
+    assert cli.main(["search", "parse_config_value", "--since", "40 years ago"]) == 0
+    assert "1 result" in capsys.readouterr().out
+    assert cli.main(["search", "x", "--since", "the day before"]) == 2
+    assert "'the day before' is not a date" in capsys.readouterr().err
     assert cli.main(["search", "x", "--limit", "0"]) == 2
 
 
@@ -134,6 +145,13 @@ def test_without_a_worker_says_meaning_based_search_needs_it(
     assert "meaning-based search needs the worker" in err
     assert "claude-mem worker start" in err
     assert len(err.splitlines()) == 1
+    # The note describes the search that ran: any word matches, not every one.
+    assert "(any of the words matches, records with more of them first)" in err
+    assert "every word" not in err
+    assert cli.main(["search", "rounding of the zebra"]) == 0  # one word of the record
+    out, err = capsys.readouterr()
+    assert "Totals lost a cent to rounding" in out
+    assert "any of the words matches" in err
     assert run_json(capsys, "rounding")["hits"]  # JSON stays clean: the note is on stderr
     assert cli.main(["search", "rounding", "--local"]) == 0
     assert capsys.readouterr().err == ""  # asked for the store, and it found something
@@ -207,9 +225,17 @@ def test_through_a_running_worker(
         assert found["source"] == "worker"
         assert [h["id"] for h in found["hits"]] == [obs_id]
         assert run_json(capsys, "parse_config_value", "--local")["source"] == "store"
-        assert cli.main(["search", "x", "--since", "yesterday"]) == 2
+        assert cli.main(["search", "x", "--since", "the day before"]) == 2
         assert cli.main(["search", "x", "--type", "nosuchtype"]) == 2
         assert "unknown type 'nosuchtype': the types are bugfix" in capsys.readouterr().err
+        assert run_json(capsys, "parse_config_value", "--since", "yesterday")["hits"] == []
+        old = run_json(capsys, "parse_config_value", "--since", "40 years ago", "--type", "BUGFIX")
+        assert (old["source"], [h["id"] for h in old["hits"]]) == ("worker", [obs_id])
+        assert cli.main(["search", "x", "--project", "nope"]) == 2
+        assert "no project nope in memory (known: proj)" in capsys.readouterr().err
+        # The worker's own API matches types without regard to case too (MCP, viewer).
+        hits = worker.client.get("/api/search", params={"query": "crash", "type": "BugFix"})
+        assert [h["id"] for h in hits.json()["hits"]] == [obs_id]
 
 
 SYMPTOM = (

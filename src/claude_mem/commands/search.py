@@ -15,11 +15,14 @@ import json
 import shutil
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from claude_mem.text import counted, shorten
 from claude_mem.vocabulary import OBSERVATION_TYPES
+
+if TYPE_CHECKING:
+    from claude_mem.store.search_queries import SearchFilters
 
 FIELDS = ("id", "kind", "type", "title", "time", "project", "files", "superseded_by")
 TEAM_FIELDS = (*FIELDS, "author", "origin_id")  # who wrote a team record, its id there
@@ -35,7 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--type", action="append", default=[],
         help=f"observation type: {', '.join(OBSERVATION_TYPES)} (or any type stored); repeatable",
     )  # fmt: skip
-    parser.add_argument("--since", help="YYYY-MM-DD, an ISO datetime or epoch ms")
+    parser.add_argument(
+        "--since",
+        help="YYYY-MM-DD, an ISO datetime, epoch ms or a date as `import --git` reads it "
+        '("yesterday", "6 months ago")',
+    )
     parser.add_argument("--limit", type=int, default=20, help="1-100 (default 20)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.add_argument(
@@ -47,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def _via_worker(args: argparse.Namespace) -> dict[str, Any] | None:
+def _via_worker(filters: SearchFilters, args: argparse.Namespace) -> dict[str, Any] | None:
     """The worker's answer, or None when no worker is running (or it can't answer)."""
     from claude_mem.worker import client, lifecycle
 
@@ -56,9 +63,9 @@ def _via_worker(args: argparse.Namespace) -> dict[str, Any] | None:
         return None
     found, token = worker
     params: list[tuple[str, str]] = [("query", args.query), ("limit", str(args.limit))]
-    params += [("project", p) for p in args.project] + [("type", t) for t in args.type]
-    if args.since:
-        params.append(("since", args.since))
+    params += [("project", p) for p in filters.projects] + [("type", t) for t in filters.types]
+    if filters.since is not None:
+        params.append(("since", str(filters.since)))
     if args.team:
         params.append(("scope", "team"))
     try:
@@ -77,34 +84,73 @@ def _via_worker(args: argparse.Namespace) -> dict[str, Any] | None:
     return body
 
 
-def _local(args: argparse.Namespace) -> dict[str, Any]:
-    from dataclasses import asdict
+def _since(value: str | None) -> str | None:
+    """`--since` as search reads it (a date, an ISO datetime, epoch ms), else as epoch ms of
+    a date git reads, as `import --git --since` does (`yesterday`, `6 months ago`)."""
+    from claude_mem.history.gitlog import GitError, date_seconds
+    from claude_mem.search.filters import parse_time
 
+    if value is None:
+        return None
+    try:
+        parse_time(value)
+        return value
+    except ValueError:
+        pass
+    try:
+        return str(date_seconds(value) * 1000)
+    except GitError:
+        raise ValueError(
+            f"--since {value!r} is not a date: use YYYY-MM-DD, an ISO datetime, epoch ms or "
+            'words git reads ("yesterday", "6 months ago")'
+        ) from None
+
+
+def _checked(args: argparse.Namespace) -> SearchFilters:
+    """The filters, checked against the store: a project it has no memory of is an error
+    naming the known ones (as `export` says), types are matched without regard to case. A
+    team search's projects are the server's, so they are not checked here."""
+    from dataclasses import replace
+
+    from claude_mem.commands.export import unknown_projects
     from claude_mem.search.filters import build_filters, check_types
-    from claude_mem.search.hybrid import HybridSearcher
     from claude_mem.store import facets
     from claude_mem.store.db import open_database
 
     filters = build_filters(projects=args.project, types=args.type, since=args.since)
+    if not filters.types and (args.team or not filters.projects):
+        return filters
     with open_database() as db:
+        problem = None if args.team else unknown_projects(db.read(), filters.projects)
+        if problem:
+            raise ValueError(problem)
         if filters.types:
-            check_types(filters.types, facets.observation_types(db.read()))
+            types = check_types(filters.types, facets.observation_types(db.read()))
+            filters = replace(filters, types=types)
+    return filters
+
+
+def _local(filters: SearchFilters, args: argparse.Namespace) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    from claude_mem.search.hybrid import HybridSearcher
+    from claude_mem.store.db import open_database
+
+    with open_database() as db:
         result = HybridSearcher(db).search(args.query, filters, limit=args.limit)
     return {"mode": result.mode, "hits": [asdict(h) for h in result.hits]}
 
 
-def _team(args: argparse.Namespace) -> dict[str, Any]:
+def _team(filters: SearchFilters, args: argparse.Namespace) -> dict[str, Any]:
     """The team server searched from here: the query embedded with the configured model
     (full text only when it is off or can't load)."""
     from dataclasses import asdict
 
     from claude_mem.search.embed import ModelUnavailable, load_embedder
-    from claude_mem.search.filters import build_filters
     from claude_mem.settings import load
     from claude_mem.team import search as team_search
 
     settings = load()
-    filters = build_filters(projects=args.project, types=args.type, since=args.since)
     try:
         searcher = team_search.searcher(settings.get_str("CLAUDE_MEM_TEAM_URL"))
         vector = None
@@ -127,10 +173,12 @@ def search(args: argparse.Namespace) -> dict[str, Any]:
     if not 1 <= args.limit <= 100:
         raise ValueError("--limit must be between 1 and 100")
     given, args.query = args.query, clip_query(args.query)  # the worker gets a short URL
-    answer = None if args.local else _via_worker(args)
+    args.since = _since(args.since)
+    filters = _checked(args)
+    answer = None if args.local else _via_worker(filters, args)
     source = "worker" if answer is not None else "team server" if args.team else "store"
     if answer is None:
-        answer = _team(args) if args.team else _local(args)
+        answer = _team(filters, args) if args.team else _local(filters, args)
     fields = TEAM_FIELDS if args.team else FIELDS
     hits = [{name: hit.get(name) for name in fields} for hit in answer["hits"]]
     return {"query": args.query, "clipped": args.query != given, "mode": answer["mode"],
@@ -162,9 +210,9 @@ def _fulltext_note(found: dict[str, Any], *, explicit_local: bool) -> str | None
         return None
     if found["source"] == "store" and not explicit_local:
         return (
-            "note: no worker answered, so this was a full-text search (every word must "
-            "match); meaning-based search needs the worker: start it with "
-            "`claude-mem worker start`"
+            "note: no worker answered, so this was a full-text search (any of the words "
+            "matches, records with more of them first); meaning-based search needs the "
+            "worker: start it with `claude-mem worker start`"
         )
     if found["hits"]:
         return None

@@ -165,14 +165,16 @@ def revisions(
         args += [f"{since}..HEAD"]
     else:
         if since is not None:
-            args.append(f"--max-age={_timestamp(root, since)}")
+            args.append(f"--max-age={date_seconds(since, root)}")
         args.append("HEAD")
     return decode(git(root, *args)).split()
 
 
-def _timestamp(root: str | Path, date: str) -> int:
-    """`date` as git reads dates, in epoch seconds. `git log --since` takes any text (an
-    unknown word reads as "now"); git's expiry-date parser says when it understood nothing."""
+def date_seconds(date: str, root: str | Path = "/") -> int:
+    """`date` as git reads dates (`yesterday`, `6 months ago`, `2024-03-01`), in epoch
+    seconds; `import --git --since` and `search --since` both read dates so. `git log --since`
+    takes any text (an unknown word reads as "now"); git's expiry-date parser says when it
+    understood nothing. `root` only runs git somewhere: no repository is needed."""
     try:
         out = git(root, "-c", f"claude-mem.since={date}", "config", "--type=expiry-date",
                   "claude-mem.since")  # fmt: skip

@@ -92,11 +92,14 @@ def build_filters(
     )
 
 
-def check_types(types: Iterable[str], stored: Iterable[str]) -> None:
-    """ValueError naming the valid types when a type is neither a known one nor stored: a
-    misspelt `--type` would otherwise find nothing without a word."""
+def check_types(types: Iterable[str], stored: Iterable[str]) -> tuple[str, ...]:
+    """The types to filter by: each given one matched to the known and stored types without
+    regard to case (`Bugfix` is `bugfix`). ValueError naming the valid types when a type is
+    none of them: a misspelt `--type` would otherwise find nothing without a word."""
     known = list(dict.fromkeys([*OBSERVATION_TYPES, *stored]))
-    unknown = [t for t in types if t not in known]
+    matched = {t: [k for k in known if k.casefold() == t.casefold()] for t in types}
+    unknown = [t for t, found in matched.items() if not found]
     if unknown:
         names = ", ".join(repr(t) for t in unknown)
         raise ValueError(f"unknown type {names}: the types are {', '.join(known)}")
+    return tuple(dict.fromkeys(k for found in matched.values() for k in found))

@@ -9,6 +9,7 @@ data.py); and the prompt-time injection (`POST /api/context/semantic`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Annotated, Literal, TypedDict, Unpack
 
 import msgspec
@@ -130,13 +131,15 @@ def _filters(call: Call, **values: Unpack[_FilterValues]) -> SearchFilters:
         raise ApiError(400, str(exc), "invalid_query") from None
 
 
-def _check_types(call: Call, filters: SearchFilters) -> None:
-    """400 for a type that is neither known nor stored (see filters.check_types)."""
+def _check_types(call: Call, filters: SearchFilters) -> SearchFilters:
+    """`filters` with its types as stored, matched without regard to case; 400 for a type
+    that is neither known nor stored (see filters.check_types)."""
     if not filters.types:
-        return
+        return filters
     assert call.state.db is not None
     try:
-        check_types(filters.types, facets.observation_types(call.state.db.read()))
+        types = check_types(filters.types, facets.observation_types(call.state.db.read()))
+        return replace(filters, types=types)
     except ValueError as exc:
         raise ApiError(400, str(exc), "invalid_query") from None
 
@@ -155,7 +158,7 @@ def search(call: Call) -> SearchResponse:
         platforms=q.platform,
         session_id=q.session_id,
     )
-    _check_types(call, filters)
+    filters = _check_types(call, filters)
     kinds = tuple(k for k in KINDS if not q.kind or k in q.kind)
     query = clip_query(q.query)
     if q.scope == "team":
