@@ -159,6 +159,20 @@ def test_search_hits_are_labelled_as_history_everywhere_they_are_shown(
     assert f"[{label}] Keep the retry count at 3" in injected
 
 
+def test_a_commit_without_a_body_is_injected_with_its_hash_once(
+    worker: RunningWorker, repo: Path
+) -> None:
+    poster = imported(worker, repo)["Add the batch poster"]  # a subject, no body
+    injected = worker.client.post(
+        "/api/context/semantic", json={"q": "when was the batch poster added?", "cwd": str(repo)}
+    ).json()["context"]
+    lines = injected.splitlines()
+    at = next(n for n, line in enumerate(lines) if line.startswith(f"- #{poster['id']} "))
+    assert f"history {poster['sha'][:7]}] Add the batch poster" in lines[at]
+    assert poster["sha"] not in injected  # the short hash is enough: never the full one beside
+    assert lines[at + 1].startswith("  added src/post.py (+")  # the gist: what it changed
+
+
 def start(worker: RunningWorker, repo: Path, prompt: str) -> None:
     body = {"host_session_id": "s-edit", "cwd": str(repo), "prompt": prompt}
     worker.client.post("/api/sessions/init", json=body).raise_for_status()

@@ -36,6 +36,11 @@ DEFAULT_SCOPE: SearchScope = "local"
 HISTORY_SOURCE: ObservationSource = "git"
 
 
+def commit_fact(sha: str) -> str:
+    """The fact a commit's observation opens with: its full hash, which full text finds."""
+    return f"commit {sha}"
+
+
 def shown_type(kind: str, source: object = None, commit: object = None) -> str:
     """A record's type as people and agents read it: a commit read from the project's git
     history says so, `decision · history a1b2c3d`, where a session's memory says `decision`."""

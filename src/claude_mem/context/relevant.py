@@ -32,7 +32,7 @@ from claude_mem.search.hybrid import Hit, HybridSearcher, Mode, similar
 from claude_mem.store.context_queries import records
 from claude_mem.store.search_queries import KINDS, TABLES, SearchFilters
 from claude_mem.text import STOPWORDS
-from claude_mem.vocabulary import shown_type
+from claude_mem.vocabulary import commit_fact, shown_type
 
 CANDIDATES = 30  # hits looked at: enough that skipped ones leave room for the limit
 TERM_SHARE = 0.5
@@ -158,7 +158,9 @@ def _item(hit: Hit, row: dict[str, Any]) -> list[str]:
     elif hit.kind == "prompt":
         title, gist = row.get("text"), None
     else:
-        facts = [f for f in row.get("facts") or () if f]
+        # A commit's hash is in its type already (`history a1b2c3d`): its gist is what changed.
+        shown = commit_fact(str(hit.commit)) if hit.commit else None
+        facts = [f for f in row.get("facts") or () if f and f != shown]
         title, gist = row.get("title"), row.get("narrative") or (facts[0] if facts else None)
     kind = shown_type(hit.type, hit.source, hit.commit)
     head = f"- {hit.label} {date} [{kind}] {flat(title, TITLE_CHARS) or 'Untitled'}"

@@ -18,7 +18,7 @@ from claude_mem.history.gitlog import Commit, FileChange
 from claude_mem.pipeline.local.decisions import subject_keys
 from claude_mem.records import Observation
 from claude_mem.text import shorten
-from claude_mem.vocabulary import HISTORY_SOURCE
+from claude_mem.vocabulary import HISTORY_SOURCE, commit_fact
 
 TITLE_CHARS = 200
 LABEL = "history"
@@ -45,7 +45,7 @@ def observation(commit: Commit, *, session_id: int, project: str) -> Observation
     files = [c.path for c in commit.files]
     moved_from = [c.old_path for c in commit.files if c.old_path]
     symbols = [name for name, _ in commit.symbols]
-    facts = [f"commit {commit.sha}"]
+    facts = [commit_fact(commit.sha)]
     target = rules.reverted(commit)
     if target:
         facts.append(f"reverts commit {target}")
