@@ -49,7 +49,8 @@ def test_json_from_the_store_without_a_worker(
     assert found["hits"] == [
         {"id": obs_id, "kind": "observation", "type": "bugfix",
          "title": "Fix parse_config_value crash", "time": T0 + 1000, "project": "proj",
-         "files": ["src/conf/loader.py", "src/conf/env.py"], "superseded_by": None}
+         "files": ["src/conf/loader.py", "src/conf/env.py"], "superseded_by": None,
+         "author": None, "label": str(obs_id)}
     ]  # fmt: skip
     assert run_json(capsys, "cache", "--type", "bugfix")["hits"] == []
     assert cli.main(["search", "cache", "--project", "nope", "--json"]) == 2

@@ -92,6 +92,8 @@ def push(member: Member, embedder: Embedder, *records: Record) -> list[str]:
                 "files_modified": list(record.files),
                 "concepts": list(record.concepts),
             }
+            if record.kind == "observation":  # as the sync pushes one (team.records)
+                fields["type"] = record.type
             body = {"kind": record.kind, "origin_id": origin, "platform": record.platform,
                     "project": record.project, "fields": fields}  # fmt: skip
             conn.execute(
@@ -334,20 +336,48 @@ def test_the_route_names_the_setting_or_the_unreachable_server(
 
 def test_cli_search_team(alice: Member, embedder: Embedder) -> None:
     push(alice, embedder, RETRY, CACHE, DEPLOY)
-    env = {"CLAUDE_MEM_TEAM_URL": alice.url, "CLAUDE_MEM_WORKER_PORT": str(free_port())}
+    env = {"CLAUDE_MEM_TEAM_URL": alice.url, "CLAUDE_MEM_WORKER_PORT": str(free_port()),
+           "COLUMNS": "200"}  # fmt: skip
     done = run_cli("search", "--team", "--json", "stale values once the config changed", env=env)
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     assert (found["source"], found["mode"]) == ("team server", "hybrid")
-    assert found["hits"][0]["title"] == CACHE.title
-    assert found["hits"][0]["author"] == alice.role
+    hit = found["hits"][0]
+    assert hit["title"] == CACHE.title
+    assert hit["author"] == alice.role
+    assert hit["label"] == f"T{hit['id']}"  # the id `show` opens, beside the author
     table = run_cli("search", "--team", "parse_retry_after", env=env)
     assert table.returncode == 0, table.stderr
-    assert "@t" in table.stdout
-    assert "Fixed parse_retry_after" in table.stdout
+    heading, row = table.stdout.splitlines()[:2]
+    assert heading.split() == ["ID", "Type", "Time", "(UTC)", "Project", "Author", "Title"]
+    assert row.startswith("T")  # the id `show` opens: T and the server's id
+    assert row.split()[0][1:].isdigit()
+    assert f"  {alice.role}  Fixed parse_retry_after" in row
     assert "via the team server" in table.stdout
+    # The hit's id opens the whole record, with its author; --full shows it in the search.
+    shown = run_cli("show", hit["label"], env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(f"{hit['label']}  ·  discovery  ·  ")
+    assert f"by {alice.role}" in shown.stdout.splitlines()[0]
+    assert CACHE.narrative in shown.stdout
+    assert "Files modified: src/settings/cache.py" in shown.stdout
+    record = json.loads(run_cli("show", hit["label"], "--json", env=env).stdout)["records"][0]
+    assert (record["kind"], record["author"], record["id"]) == (
+        "observation",
+        alice.role,
+        hit["id"],
+    )
+    full = run_cli("search", "--team", "--full", "stale values once the config changed", env=env)
+    assert CACHE.narrative in full.stdout
+    missing = run_cli("show", "T999999", hit["label"], env=env)
+    assert missing.returncode == 1
+    assert CACHE.narrative in missing.stdout  # the other id is still shown
+    assert missing.stderr == "claude-mem show: no record on the team server T999999\n"
     alone = run_cli("search", "--team", "x", env={"CLAUDE_MEM_WORKER_PORT": str(free_port())})
     assert alone.returncode == 2
+    assert "CLAUDE_MEM_TEAM_URL" in alone.stderr
+    alone = run_cli("show", hit["label"], env={"CLAUDE_MEM_WORKER_PORT": str(free_port())})
+    assert alone.returncode == 1
     assert "CLAUDE_MEM_TEAM_URL" in alone.stderr
 
 

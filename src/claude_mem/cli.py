@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "queue": ("queue", "show the compression queue; retry or drop dead-lettered rows"),
     "usage": ("usage", "LLM tokens spent per day and provider"),
     "search": ("search", "search past work: full text, plus semantic when the worker runs"),
+    "show": ("show", "show whole records by the ids search prints (12, S3, P7, T12)"),
     "pause": ("pause", "stop capturing the current session (or --session ID, or --all)"),
     "resume": ("resume", "capture again after pause or #nomem"),
     "forget": ("forget", "delete an observation, a session or a whole project for good"),

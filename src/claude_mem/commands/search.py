@@ -4,7 +4,8 @@ With a worker running, the search goes through its API (`GET /api/search`), whic
 once the embedding model is loaded; without one, the store is read directly, full text only.
 The mode used is printed under the table and included in `--json`. `--team` searches the team
 server (CLAUDE_MEM_TEAM_URL) instead: through the worker when one runs, else directly, the
-query embedded here.
+query embedded here. A hit's ID is what `claude-mem show` opens (`T12` for a team server's
+record), a teammate's record has its author beside it, and `--full` shows each hit whole.
 """
 
 from __future__ import annotations
@@ -18,14 +19,16 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+from claude_mem.commands import show
 from claude_mem.text import counted, shorten
 from claude_mem.vocabulary import OBSERVATION_TYPES
 
 if TYPE_CHECKING:
     from claude_mem.store.search_queries import SearchFilters
 
-FIELDS = ("id", "kind", "type", "title", "time", "project", "files", "superseded_by")
-TEAM_FIELDS = (*FIELDS, "author", "origin_id")  # who wrote a team record, its id there
+# `author`: the teammate who wrote a record pulled from the team (None for one's own).
+FIELDS = ("id", "kind", "type", "title", "time", "project", "files", "superseded_by", "author")
+TEAM_FIELDS = (*FIELDS, "origin_id")  # a team server's record: its id there
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--limit", type=int, default=20, help="1-100 (default 20)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    parser.add_argument(
+        "--full", action="store_true",
+        help="each hit whole, as `show` prints it: narrative, facts, files (with --json: "
+        "under `record`)",
+    )  # fmt: skip
     parser.add_argument(
         "--local", action="store_true", help="read the store directly even if a worker runs"
     )
@@ -166,8 +174,9 @@ def _team(filters: SearchFilters, args: argparse.Namespace) -> dict[str, Any]:
 
 def search(args: argparse.Namespace) -> dict[str, Any]:
     """{query (as searched), clipped, mode, source (worker, store or team server), hits: [{id,
-    kind, type, title, time, project, files, superseded_by}, and with --team author and
-    origin_id]}."""
+    kind, type, title, time, project, files, superseded_by, author (a teammate's record),
+    label (the id `show` opens: 12, S3, P7, and T12 for a team server's record), with --team
+    origin_id, with --full record (as `show --json` gives it)}]}."""
     from claude_mem.store.fulltext import clip_query
 
     if not 1 <= args.limit <= 100:
@@ -180,21 +189,20 @@ def search(args: argparse.Namespace) -> dict[str, Any]:
     if answer is None:
         answer = _team(filters, args) if args.team else _local(filters, args)
     fields = TEAM_FIELDS if args.team else FIELDS
-    hits = [{name: hit.get(name) for name in fields} for hit in answer["hits"]]
+    ids = [("team" if args.team else hit["kind"], hit["id"]) for hit in answer["hits"]]
+    hits = [
+        {name: hit.get(name) for name in fields} | {"label": show.label(*id_)}
+        for hit, id_ in zip(answer["hits"], ids, strict=True)
+    ]
+    if args.full:
+        by_label = {record["label"]: record for record in show.fetch(ids).records}
+        hits = [{**hit, "record": by_label.get(hit["label"])} for hit in hits]
     return {"query": args.query, "clipped": args.query != given, "mode": answer["mode"],
             "source": source, "hits": hits}  # fmt: skip
 
 
 def _when(ms: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.gmtime(ms / 1000))
-
-
-def _label(hit: dict[str, Any]) -> str:
-    """`12`, `S3`, `P7`; a team server's record by its author (`@alice`): its id there is
-    no local id."""
-    if hit.get("origin_id") and hit.get("author"):
-        return f"@{hit['author']}"
-    return {"summary": "S", "prompt": "P"}.get(hit["kind"], "") + str(hit["id"])
 
 
 def _title(hit: dict[str, Any]) -> str:
@@ -244,7 +252,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"No results ({how}).")
         return 0
     note = f"{counted(len(hits), 'result')}, {how}"
-    print("\n".join([*table_lines(hits, shutil.get_terminal_size().columns), "", note]))
+    if args.full:  # each hit whole; one deleted since the search is left out
+        shown = show.text([hit["record"] for hit in hits if hit["record"]])
+        print("\n".join([shown, "", note]))
+    else:
+        print("\n".join([*table_lines(hits, shutil.get_terminal_size().columns), "", note]))
     return 0
 
 
@@ -252,6 +264,7 @@ def run(args: argparse.Namespace) -> int:
 
 GAP = "  "
 HEADINGS = ("ID", "Type", "Time (UTC)", "Project", "Title")
+AUTHOR = "Author"  # a column only when a hit is a teammate's
 NARROW = 10  # no column is squeezed below this
 FILES_INDENT = "    "
 
@@ -290,15 +303,22 @@ def files_line(files: list[str], width: int) -> str:
 
 def table_lines(hits: list[dict[str, Any]], width: int) -> list[str]:
     """The hits as a table `width` columns wide: one line per hit (long text cut with '…'),
-    then its files on a second line; the title takes whatever the other columns leave."""
-    rows = [(_label(h), h["type"], _when(h["time"]), h["project"], _title(h)) for h in hits]
-    caps = (12, 12, 16, max(NARROW, width // 6))
+    then its files on a second line; the title takes whatever the other columns leave. The
+    ID is what `show` opens; a teammate's record has its author in a column of its own."""
+    authors = any(h.get("author") for h in hits)
+    rows = [
+        (h["label"], h["type"], _when(h["time"]), h["project"],
+         *([h.get("author") or ""] if authors else []), _title(h))
+        for h in hits
+    ]  # fmt: skip
+    headings = (*HEADINGS[:4], *([AUTHOR] if authors else []), HEADINGS[4])
+    caps = (12, 12, 16, max(NARROW, width // 6), *([16] if authors else []))
     widths = [
-        min(cap, max(len(HEADINGS[i]), *(len(row[i]) for row in rows)))
+        min(cap, max(len(headings[i]), *(len(row[i]) for row in rows)))
         for i, cap in enumerate(caps)
     ]
     widths.append(max(NARROW, width - sum(widths) - len(GAP) * len(widths)))
-    lines = [GAP.join(_fit(h, w) for h, w in zip(HEADINGS, widths, strict=True)).rstrip()]
+    lines = [GAP.join(_fit(h, w) for h, w in zip(headings, widths, strict=True)).rstrip()]
     for hit, row in zip(hits, rows, strict=True):
         lines.append(GAP.join(_fit(c, w) for c, w in zip(row, widths, strict=True)).rstrip())
         if hit["files"]:

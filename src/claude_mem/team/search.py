@@ -21,16 +21,20 @@ never prepares statements: each is planned for its values, so unset filters fold
 Filters (`SearchFilters`) the server answers: projects, types, concepts, files (a path or a
 folder, in files read or modified), since/until and platforms. A local session id means
 nothing there (`TeamSearchError`). Prompts never leave their machine: only observations and
-summaries are searched.
+summaries are searched. A hit's record is read whole by its id (`team_records`: `claude-mem
+show T<id>`), under the same policy, forgotten ones left out.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
 
 from claude_mem import log
+from claude_mem.records import Observation, Summary
 from claude_mem.search.hybrid import (
     CANDIDATES,
     MIN_SIMILARITY,
@@ -47,10 +51,12 @@ from claude_mem.search.hybrid import (
 from claude_mem.store.fulltext import clip_query, distinctive_terms
 from claude_mem.store.search_queries import FTS_WINDOW, Kind, SearchFilters
 from claude_mem.team import pg, schema
+from claude_mem.team.records import TeamRecord, local_record
 
 if TYPE_CHECKING:
     import psycopg
 
+T = TypeVar("T")
 TEAM_KINDS: tuple[Kind, ...] = ("observation", "summary")
 SOURCE = "team"  # a team hit's `source`, as pulled team rows have locally
 STATEMENT_TIMEOUT_MS = 10_000  # a search that outlives this is answered with an error
@@ -270,6 +276,37 @@ def search_team(
                         len(scores) > end)  # fmt: skip
 
 
+_RECORD_COLUMNS = ("origin_id", "content_hash", "kind", "project", "type", "title",
+                   "created_at", "machine", "source_session", "search_text")  # fmt: skip
+
+
+def team_records(
+    conn: psycopg.Connection[tuple[Any, ...]], seqs: Sequence[int]
+) -> dict[int, Observation | Summary]:
+    """Whole records by their id on the server (a team hit's `id`), as a pulled copy reads
+    locally, with their author; the ones the member can't read, forgotten or unreadable by
+    this version are missing."""
+    params = {**_filters(NO_FILTERS, TEAM_KINDS), "seqs": list(seqs)}
+    with conn.transaction():
+        conn.execute(
+            f"SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {STATEMENT_TIMEOUT_MS}"
+        )
+        rows = conn.execute(
+            f"""SELECT r.seq, r.member, r.body, {", ".join(f"r.{c}" for c in _RECORD_COLUMNS)}
+                FROM claude_mem.records r
+                WHERE r.seq = ANY(%(seqs)s) AND {schema.SEARCH_FILTERS}""",
+            params,
+        ).fetchall()
+    found: dict[int, Observation | Summary] = {}
+    for seq, member, body, *columns in rows:
+        values = {**dict(zip(_RECORD_COLUMNS, columns, strict=True)), **body, "member": member}
+        try:
+            found[int(seq)] = local_record(msgspec.convert(values, TeamRecord), session_id=0)
+        except msgspec.ValidationError as exc:
+            log.warn("team", "a team record this version cannot read", seq=seq, error=str(exc))
+    return found
+
+
 def _vector_settings(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
     """This transaction's HNSW search width, and iterative scans where pgvector has them
     (≥ 0.8; older servers refuse the setting), in one round trip."""
@@ -303,6 +340,17 @@ class TeamSearcher:
     ) -> SearchResult:
         """As `search_team`; TeamSearchError (502, the password redacted) when the server
         can't be reached or fails, within the connect timeout when it is away."""
+        return self._run(
+            lambda conn: search_team(
+                conn, query, vector, filters, kinds=kinds, limit=limit, offset=offset
+            )
+        )
+
+    def records(self, seqs: Sequence[int]) -> dict[int, Observation | Summary]:
+        """As `team_records`, with `search`'s errors."""
+        return self._run(lambda conn: team_records(conn, seqs))
+
+    def _run(self, work: Callable[[psycopg.Connection[tuple[Any, ...]]], T]) -> T:
         import psycopg  # noqa: PLC0415 - the driver loads only when a team is used
 
         with self._lock:
@@ -312,9 +360,7 @@ class TeamSearcher:
                     # Never prepared: a generic plan would keep the filters that are unset
                     # (NULL, folded away when planned for the values) and miss the indexes.
                     self._conn.prepare_threshold = None
-                return search_team(
-                    self._conn, query, vector, filters, kinds=kinds, limit=limit, offset=offset
-                )
+                return work(self._conn)
             except psycopg.Error as exc:
                 self._drop()
                 message = pg.redact_text(str(exc).strip() or type(exc).__name__, self.url)
