@@ -42,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder of the embedded server's data (created on first use)",
     )
     serve.add_argument("--port", type=int, help="port on 127.0.0.1 (default: the one it had)")
+    serve.add_argument(
+        "--create-user",
+        action="store_true",
+        help="as root: create the system user that runs the server (PostgreSQL refuses to run "
+        "as root); it must reach DIR through its parent folders, which are never changed",
+    )
     init = sub.add_parser(
         "init", help="create the team schema, roles and policies, and a team (as the owner)"
     )
@@ -98,19 +104,42 @@ def _serve(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     try:
-        server = embedded.start(args.embedded, args.port)
+        server = embedded.start(
+            args.embedded,
+            args.port,
+            create_user=args.create_user,
+            say=lambda line: print(line, flush=True),
+        )
     except embedded.EmbeddedServerError as exc:
         print(f"claude-mem: {exc}", file=sys.stderr)
         return 1
     try:
         print(f"team server (PostgreSQL + pgvector) on 127.0.0.1:{server.port}", flush=True)
         print(f"owner URL (keep it secret): {server.url()}", flush=True)
-        print(f"next: claude-mem team init '{server.url()}'", flush=True)
+        print(_serve_next(server.url()), flush=True)
         stop.wait()
     finally:
         server.stop()
     print("team server stopped", flush=True)
     return 0
+
+
+def _serve_next(url: str) -> str:
+    """What to do next with the server: `team init` the first time, members once it has a team."""
+    import psycopg
+
+    from claude_mem.team import admin
+
+    try:
+        teams = admin.teams(url)
+    except psycopg.Error as exc:
+        return f"the server does not answer its owner yet ({_first_line(exc)})"
+    if not teams:
+        return f"next: claude-mem team init '{url}'"
+    return (
+        f"initialised already (teams: {', '.join(teams)}): add a member with "
+        "claude-mem team add-member NAME, list them with claude-mem team members"
+    )
 
 
 def _owner_file() -> Path:

@@ -120,6 +120,15 @@ def members(owner_url: str) -> list[Member]:
         ).fetchall()
 
 
+def teams(owner_url: str) -> list[str]:
+    """The teams on the server, by name; none before `init`."""
+    with pg.connect(owner_url, autocommit=True) as conn:
+        row = conn.execute("SELECT to_regclass('claude_mem.teams')").fetchone()
+        if row is None or row[0] is None:
+            return []
+        return [str(r[0]) for r in conn.execute("SELECT name FROM claude_mem.teams ORDER BY name")]
+
+
 def _require_owner(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     """Init creates a schema, group roles and, later, members: a role that may not is told so."""
     row = conn.execute(
