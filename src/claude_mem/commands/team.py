@@ -512,7 +512,9 @@ def _status_lines(report: dict[str, Any]) -> list[str]:
                 f"{value:.0f} s ago; it grows while the team writes nothing new)"
             )  # fmt: skip
         elif key == "outbox":
-            lines.append(f"outbox: {value} waiting to be pushed")
+            lines.append(f"outbox: {value} changes waiting to be pushed")
+        elif key in ("pushed", "pulled"):
+            lines.append(f"{key}: {value} records and events since the worker started")
         else:
             lines.append(f"{label}: {_shown(value, key)}")
     return lines
