@@ -114,14 +114,15 @@ def reset_member(owner_url: str, name: str) -> str:
     """A new password for member `name`, its sessions ended: its new join URL. The old URL
     stops working (a lost or leaked one); the member keeps its team, access and rows."""
     check_role_name(name)
-    with pg.connect(owner_url, autocommit=True) as conn:
-        with conn.transaction():
-            if not _is_member(conn, name):
-                raise TeamAdminError(
-                    f"{name} is not a member of a team on this server "
-                    f"(add it: claude-mem team add-member {name})"
-                )
-            password = _new_password(conn, name)
+    # One transaction: an owner that may not end the sessions leaves the password as it was,
+    # rather than changed with its new URL lost in the error.
+    with pg.connect(owner_url) as conn, conn.transaction():
+        if not _is_member(conn, name):
+            raise TeamAdminError(
+                f"{name} is not a member of a team on this server "
+                f"(add it: claude-mem team add-member {name})"
+            )
+        password = _new_password(conn, name)
         _end_sessions(conn, name)
     return pg.with_credentials(owner_url, name, password)
 
