@@ -168,7 +168,7 @@ def main() -> None:
     query_vectors = {q: embedder.embed([q])[0].tolist() for q in QUERIES}
 
     with tempfile.TemporaryDirectory(prefix="team-bench-") as tmp:
-        server = embedded.start(Path(tmp) / "server")
+        server = embedded.start(tmp, create_user=True)
         try:
             owner, member, team = setup(server)
             load_s, index_s = load(owner, team, args.rows, templates)

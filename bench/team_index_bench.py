@@ -210,7 +210,7 @@ def main() -> None:
 
     results = []
     with tempfile.TemporaryDirectory(prefix="team-index-bench-") as tmp:
-        server = embedded.start(Path(tmp) / "server")
+        server = embedded.start(tmp, create_user=True)
         try:
             with pg.connect(server.url(), autocommit=True) as conn:
                 conn.execute("CREATE DATABASE team_index_bench")

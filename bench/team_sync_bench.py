@@ -166,7 +166,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="team-sync-bench-") as name:
         tmp = Path(name)
-        server = embedded.start(tmp / "server")
+        server = embedded.start(tmp, create_user=True)
         try:
             with pg.connect(server.url(), autocommit=True) as conn:
                 conn.execute(f"CREATE DATABASE {DATABASE}")

@@ -9,12 +9,12 @@ with `own_team_server`.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -42,9 +42,18 @@ def _names() -> Callable[[str], str]:
 @pytest.fixture(scope="session")
 def team_server() -> Iterator[embedded.EmbeddedServer]:
     """Its folder is its own, not under pytest's numbered temp folders: another pytest run
-    on the machine prunes old ones, and would delete a running server's cluster."""
-    with tempfile.TemporaryDirectory(prefix="claude-mem-team-server-") as folder:
-        server = embedded.start(Path(folder) / "server")
+    on the machine prunes old ones, and would delete a running server's cluster. (As root,
+    the server's system user could not reach a folder under them either.)"""
+    with _served("claude-mem-team-server-") as server:
+        yield server
+
+
+@contextlib.contextmanager
+def _served(prefix: str) -> Iterator[embedded.EmbeddedServer]:
+    """A server in a temporary folder of its own (the DIR it is given: as root, made
+    searchable for the system user the server runs as, created if need be)."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as folder:
+        server = embedded.start(folder, create_user=True)
         try:
             yield server
         finally:
@@ -74,10 +83,7 @@ def team_db(team_server: embedded.EmbeddedServer) -> Iterator[TeamDatabase]:
 
 
 @pytest.fixture
-def own_team_server(tmp_path: Path) -> Iterator[embedded.EmbeddedServer]:
+def own_team_server() -> Iterator[embedded.EmbeddedServer]:
     """A server this test may stop and start again (`embedded.start(server.directory)`)."""
-    server = embedded.start(tmp_path / "own-team-server")
-    try:
+    with _served("claude-mem-own-team-server-") as server:
         yield server
-    finally:
-        server.stop()

@@ -8,8 +8,10 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import urllib.parse
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 import psycopg
@@ -17,8 +19,10 @@ import pytest
 
 from claude_mem.team import admin, pg
 from tests.net import free_port
+from tests.polling import wait_until
+from tests.store_helpers import session
 from tests.team_pg import TeamDatabase
-from tests.worker_fixtures import RunningWorker
+from tests.worker_fixtures import RunningWorker, running_worker
 
 Names = Callable[[str], str]
 INSERT_RECORD = (
@@ -71,8 +75,10 @@ def test_a_member_url_connects_as_that_member_of_its_team(
     assert [(m.role, m.team, m.can_write) for m in admin.members(team_db.owner_url)] == [
         (name, admin.DEFAULT_TEAM, True)
     ]
-    with pytest.raises(admin.TeamAdminError, match="exists on this server already"):
+    with pytest.raises(admin.TeamAdminError, match=f"team reset-member {name}"):
         admin.add_member(team_db.owner_url, name)
+    with pytest.raises(admin.TeamAdminError, match="exists on this server already"):
+        admin.add_member(team_db.owner_url, "postgres")  # a role, not a member
 
 
 def test_a_member_name_is_checked_before_any_sql(team_db: TeamDatabase) -> None:
@@ -254,8 +260,14 @@ def test_the_cli_from_init_to_leave(
     assert status["server"] == pg.redact(url)
     text_status = cli("team", "status")
     assert "team: core" in text_status.stdout
+    assert "configured: yes" in text_status.stdout
+    assert "connected: yes" in text_status.stdout
+    assert "True" not in text_status.stdout
     members = cli("team", "members", "--json")
     assert [(m["role"], m["team"]) for m in json.loads(members.stdout)] == [(name, "core")]
+    table = cli("team", "members").stdout.splitlines()
+    assert table[0].split() == ["TEAM", "MEMBER", "ACCESS", "ADDED"]
+    assert table[1].split()[:3] == ["core", name, "read-write"]
     settings_list = cli("settings", "list")
     for shown in (done, text_status, members, settings_list):
         assert password not in shown.stdout + shown.stderr
@@ -270,6 +282,47 @@ def test_the_cli_from_init_to_leave(
     assert cli("team", "join", url).returncode == 1
     logs = [p for p in data_dir.rglob("*") if p.is_file() and "log" in p.name]
     assert [p for p in logs if password in p.read_text(errors="replace")] == []
+
+
+def test_a_lost_join_url_is_issued_again_by_reset_member(
+    team_db: TeamDatabase, unique_name: Names, data_dir: Path
+) -> None:
+    assert cli("team", "init", team_db.owner_url).returncode == 0
+    name = unique_name("erin")
+    old_url = admin.add_member(team_db.owner_url, name, read_only=True)
+    again = cli("team", "add-member", name)
+    assert again.returncode == 1
+    assert f"{name} is a member already" in again.stderr
+    assert f"claude-mem team reset-member {name}" in again.stderr
+    assert cli("team", "reset-member", unique_name("nobody")).returncode == 1
+
+    with pg.connect(old_url, autocommit=True) as syncing:  # a worker syncing with the old URL
+        done = cli("team", "reset-member", name)
+        assert done.returncode == 0, done.stderr
+        with pytest.raises(psycopg.OperationalError):
+            syncing.execute("SELECT 1")
+    new_url = next(word for word in done.stdout.split() if word.startswith("postgresql://"))
+    assert f"they run: claude-mem team join '{new_url}'" in done.stdout
+    assert urllib.parse.urlsplit(new_url).password != urllib.parse.urlsplit(old_url).password
+    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+        pg.connect(old_url)
+    joined = cli("team", "join", new_url)
+    assert joined.returncode == 0, joined.stderr
+    assert "a read-only member" in joined.stdout
+    # Same member, same team, same access.
+    assert [(m.role, m.can_write) for m in admin.members(team_db.owner_url)] == [(name, False)]
+
+    # A read-only member's share would fail on every sync: it is refused, nothing queued.
+    from claude_mem.store import team as team_store
+    from claude_mem.store.db import open_database
+
+    with open_database() as db:
+        session(db, project="proj")
+    refused = cli("team", "share", "proj")
+    assert refused.returncode == 1
+    assert f"{name} is a read-only member of team 'default'" in refused.stderr
+    with open_database() as db:
+        assert (team_store.shared(db.read()), team_store.outbox_size(db.read())) == ([], 0)
 
 
 def test_the_cli_says_what_is_wrong_in_one_line(
@@ -320,6 +373,11 @@ def test_share_and_unshare_without_a_worker_write_the_store() -> None:
     from claude_mem.store import team as team_store
     from claude_mem.store.db import open_database
 
+    with open_database() as db:
+        session(db, project="proj")
+    refused = cli("team", "share", "nope")
+    assert refused.returncode == 1
+    assert "nothing to share: no project nope in memory (known: proj)" in refused.stderr
     done = cli("team", "share", "proj")
     assert done.returncode == 0, done.stderr
     assert "sharing proj with the team" in done.stdout
@@ -337,6 +395,9 @@ def test_share_and_status_go_through_a_running_worker(
     worker: RunningWorker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(worker.port))
+    assert worker.state.db is not None
+    session(worker.state.db, project="proj")
+    assert "no project nope in memory" in cli("team", "share", "nope").stderr
     done = cli("team", "share", "proj")
     assert done.returncode == 0, done.stderr
     assert worker.client.get("/api/team/status").json()["shared_projects"] == ["proj"]
@@ -348,3 +409,44 @@ def test_share_and_status_go_through_a_running_worker(
     assert status["shared_projects"] == ["proj"]
     assert "proj is not shared any more" in cli("team", "unshare", "proj").stdout
     assert worker.client.get("/api/team/status").json()["shared_projects"] == []
+
+
+def test_status_reads_as_sentences_and_leave_stops_the_running_workers_sync(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from claude_mem import settings
+
+    away = f"postgresql://zoe:pw@127.0.0.1:{free_port()}/team"  # no server: every round fails
+    settings.save({"CLAUDE_MEM_TEAM_URL": away})
+    monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")
+    with running_worker() as worker:
+        sync = worker.state.team
+        assert sync is not None
+        assert wait_until(lambda: len(sync.status().errors) >= 1, 30)
+        monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(worker.port))
+        done = cli("team", "status")
+        assert done.returncode == 1  # the last round failed
+        lines = done.stdout.splitlines()
+        assert "configured: yes" in lines
+        assert "pull lag: -" in lines
+        error_lines = lines[lines.index(next(x for x in lines if x.startswith("errors: "))) + 1 :]
+        first = error_lines[0].split()
+        shown = datetime.fromisoformat(first[0])
+        assert shown.utcoffset() == datetime.now().astimezone().utcoffset()  # local time
+        assert abs(shown.timestamp() * 1000 - sync.status().errors[0].at) < 1000
+        assert "OperationalError" in first[1]
+        assert "{" not in done.stdout
+        assert "pw@" not in done.stdout
+        machine = json.loads(cli("team", "status", "--json").stdout)
+        assert isinstance(machine["errors"][0]["at"], int)  # --json keeps the machine fields
+        assert machine["configured"] is True
+
+        done = cli("team", "leave")
+        assert done.returncode == 0, done.stderr
+        assert f"the running worker (pid {os.getpid()}) stopped its team sync" in done.stdout
+        assert worker.state.team is None
+        assert "claude-mem-team" not in {thread.name for thread in threading.enumerate()}
+        again = cli("team", "leave")
+        assert "was not syncing with a team" in again.stdout
+    done = cli("team", "leave")
+    assert "no worker runs: nothing syncs with the team, nothing to stop" in done.stdout

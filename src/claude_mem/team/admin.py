@@ -4,9 +4,10 @@ A member is a PostgreSQL login role with a generated password, granted the schem
 role and, unless read-only, its writer role, and listed in `claude_mem.members` with its team:
 the engine's row-level security does the rest. Removing a member deletes that row (its
 sessions see nothing from then on), ends its sessions and drops the role, so its URL stops
-working at once; what it wrote stays, keyed by its name. Role names are validated and every
-identifier goes through `psycopg.sql`; the password is hashed on this side (libpq's
-`PQencryptPasswordConn`), so it never travels to the server, or its logs, in the clear.
+working at once; what it wrote stays, keyed by its name. Resetting a member gives its role a
+new password and ends its sessions: a lost or leaked join URL is replaced. Role names are
+validated and every identifier goes through `psycopg.sql`; the password is hashed on this side
+(libpq's `PQencryptPasswordConn`), so it never travels to the server, or its logs, in the clear.
 """
 
 from __future__ import annotations
@@ -69,14 +70,18 @@ def add_member(owner_url: str, name: str, team: str | None = None, read_only: bo
     from psycopg import sql  # noqa: PLC0415 - the driver loads only when a team is used
 
     check_role_name(name)
-    password = secrets.token_urlsafe(24)
     with pg.connect(owner_url) as conn, conn.transaction():
         team_id = _team_id(conn, team)
+        if _is_member(conn, name):
+            raise TeamAdminError(
+                f"{name} is a member already; to give it a new join URL (the old one stops "
+                f"working): claude-mem team reset-member {name}"
+            )
         if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone():
             raise TeamAdminError(f"a role named {name} exists on this server already")
-        hashed = conn.pgconn.encrypt_password(password.encode(), name.encode()).decode()
         role = sql.Identifier(name)
-        conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(role, sql.Literal(hashed)))
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(role))
+        password = _new_password(conn, name)
         groups = [schema.READER] if read_only else [schema.READER, schema.WRITER]
         conn.execute(
             sql.SQL("GRANT {} TO {}").format(sql.SQL(", ").join(map(sql.Identifier, groups)), role)
@@ -101,11 +106,25 @@ def remove_member(owner_url: str, name: str) -> None:
             if gone is None:
                 raise TeamAdminError(f"{name} is not a member of a team on this server")
             conn.execute(sql.SQL("ALTER ROLE {} NOLOGIN").format(role))
-        conn.execute(
-            "SELECT pg_terminate_backend(pid, %s) FROM pg_stat_activity WHERE usename = %s",
-            (TERMINATE_WAIT_MS, name),
-        )
+        _end_sessions(conn, name)
         conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(role))
+
+
+def reset_member(owner_url: str, name: str) -> str:
+    """A new password for member `name`, its sessions ended: its new join URL. The old URL
+    stops working (a lost or leaked one); the member keeps its team, access and rows."""
+    check_role_name(name)
+    # One transaction: an owner that may not end the sessions leaves the password as it was,
+    # rather than changed with its new URL lost in the error.
+    with pg.connect(owner_url) as conn, conn.transaction():
+        if not _is_member(conn, name):
+            raise TeamAdminError(
+                f"{name} is not a member of a team on this server "
+                f"(add it: claude-mem team add-member {name})"
+            )
+        password = _new_password(conn, name)
+        _end_sessions(conn, name)
+    return pg.with_credentials(owner_url, name, password)
 
 
 def members(owner_url: str) -> list[Member]:
@@ -118,6 +137,40 @@ def members(owner_url: str) -> list[Member]:
             "SELECT m.role, t.name AS team, m.can_write, m.added_at FROM claude_mem.members m"
             " JOIN claude_mem.teams t ON t.id = m.team_id ORDER BY t.name, m.role"
         ).fetchall()
+
+
+def teams(owner_url: str) -> list[str]:
+    """The teams on the server, by name; none before `init`."""
+    with pg.connect(owner_url, autocommit=True) as conn:
+        row = conn.execute("SELECT to_regclass('claude_mem.teams')").fetchone()
+        if row is None or row[0] is None:
+            return []
+        return [str(r[0]) for r in conn.execute("SELECT name FROM claude_mem.teams ORDER BY name")]
+
+
+def _is_member(conn: psycopg.Connection[tuple[object, ...]], name: str) -> bool:
+    found = conn.execute("SELECT 1 FROM claude_mem.members WHERE role = %s", (name,)).fetchone()
+    return found is not None
+
+
+def _new_password(conn: psycopg.Connection[tuple[object, ...]], name: str) -> str:
+    """A generated password set for role `name`, hashed on this side (module docstring)."""
+    from psycopg import sql  # noqa: PLC0415
+
+    password = secrets.token_urlsafe(24)
+    hashed = conn.pgconn.encrypt_password(password.encode(), name.encode()).decode()
+    conn.execute(
+        sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(name), sql.Literal(hashed))
+    )
+    return password
+
+
+def _end_sessions(conn: psycopg.Connection[tuple[object, ...]], name: str) -> None:
+    """End the sessions open as role `name`, each waited for up to TERMINATE_WAIT_MS."""
+    conn.execute(
+        "SELECT pg_terminate_backend(pid, %s) FROM pg_stat_activity WHERE usename = %s",
+        (TERMINATE_WAIT_MS, name),
+    )
 
 
 def _require_owner(conn: psycopg.Connection[tuple[object, ...]]) -> None:

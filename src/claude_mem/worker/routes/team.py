@@ -1,5 +1,6 @@
-"""Team memory: the sync's status, and sharing a project with the team (the CLI's `team
-share`/`unshare` call these while a worker runs, so the sync pushes at once)."""
+"""Team memory: the sync's status, sharing a project with the team (the CLI's `team
+share`/`unshare` call these while a worker runs, so the sync pushes at once), and stopping
+the sync (`team leave`, so the worker does not go on syncing until it restarts)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,17 @@ def unshare(call: Call) -> ShareResult:
     return ShareResult(body.project, False, changed, 0)
 
 
+class SyncStopped(msgspec.Struct):
+    stopped: bool  # whether a sync was running (it has stopped now)
+
+
+def stop_sync(call: Call) -> SyncStopped:
+    sync, call.state.team = call.state.team, None
+    if sync is not None:
+        sync.stop()
+    return SyncStopped(sync is not None)
+
+
 def _wake(call: Call) -> None:
     if call.state.team is not None:
         call.state.team.wake()
@@ -67,4 +79,7 @@ ENDPOINTS = [
     Endpoint("POST", "/api/team/unshare", unshare,
              "Stop sharing a project (rows already pushed stay on the server)", "team",
              body=ProjectBody, response=ShareResult),
+    Endpoint("POST", "/api/team/stop", stop_sync,
+             "Stop the team sync until the worker restarts (team leave calls it)", "team",
+             response=SyncStopped, needs_db=False, errors=()),
 ]  # fmt: skip
