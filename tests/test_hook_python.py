@@ -197,7 +197,7 @@ def test_a_reinstall_keeps_the_interpreter_the_hooks_run_and_print_shows_the_sam
     assert f"unchanged {settings}" in out
     assert hooks_run(preview) == hooks_run(out)
     assert hooks_run(out).startswith(f"hooks run: {stand_in} -I -S ")
-    assert "(as installed (Python " in hooks_run(out)
+    assert f"(Python {platform.python_version()}, as installed: " in hooks_run(out)
     assert install(home, dry_run=True) == preview
 
     # One that now takes a tenth of a second more to start is replaced, in the preview too.

@@ -155,7 +155,7 @@ def choose(command: HookCommand, forced: str = "", runs: int = RUNS, running: st
     best = min(valid, key=lambda found: found.ms)
     kept = next((found for found in valid if found.python == running), None)
     if kept is not None and best.ms > kept.ms * (1 - KEEP_GAIN):
-        why = f"as installed (Python {kept.version}): none starts in half its time"
+        why = f"Python {kept.version}, as installed: none starts in half its time"
         return Choice(kept.python, why, final)
     if best.ms > own.ms * (1 - MIN_GAIN):
         return Choice(own.python, f"the venv's own (Python {own.version})", final)
