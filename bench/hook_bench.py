@@ -36,6 +36,7 @@ import msgspec.structs
 from claude_mem import __version__
 from claude_mem.hooks.command import event_arg
 from claude_mem.install import hook_python
+from claude_mem.install.base import HookCommand
 from claude_mem.store import Database
 from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
@@ -129,7 +130,8 @@ def main() -> None:
     parser.add_argument("--observations", type=int, default=3000)
     parser.add_argument("--pause-ms", type=float, default=50.0)
     args = parser.parse_args()
-    command, choice = hook_python.chosen()  # before the bench's data dir: the user's settings
+    # Before the bench's data dir: the user's settings; a fresh choice (nothing installed).
+    command, choice = hook_python.chosen(HookCommand.current())
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         data_dir, project = root / "data", root / "bench-proj"

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Create .venv and install the project with pinned versions. Idempotent and quick when nothing
-# changed: the install is redone only when pyproject.toml or constraints.txt change.
+# Create .venv and install the project with pinned versions: `scripts/bootstrap.sh` the runtime
+# only (what `claude-mem` needs: the demo command), `scripts/bootstrap.sh --dev` the test, lint
+# and type tools too (the test command). Idempotent and quick when nothing changed: each set is
+# installed again only when pyproject.toml or constraints.txt change (a stamp for each; the dev
+# set holds the runtime).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+case "${1:-}" in
+    "") spec=. stamps=(.venv/.installed-runtime .venv/.installed-dev) ;;
+    --dev) spec=".[dev]" stamps=(.venv/.installed-dev) ;;
+    *) echo "usage: scripts/bootstrap.sh [--dev]" >&2; exit 2 ;;
+esac
 
 pick_python() {
     for candidate in "${PYTHON:-}" python3.13 python3.12 python3.11 python3; do
@@ -17,13 +26,14 @@ pick_python() {
     return 1
 }
 
-stamp_file=.venv/.installed
 wanted=$(cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
-if [ -x .venv/bin/python ] && [ "$(cat "$stamp_file" 2>/dev/null)" = "$wanted" ]; then
-    exit 0
-fi
+for stamp in "${stamps[@]}"; do
+    if [ -x .venv/bin/python ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ]; then
+        exit 0
+    fi
+done
 python=$(pick_python)
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=24"
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
-echo "$wanted" > "$stamp_file"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e "$spec"
+echo "$wanted" > "${stamps[0]}"

@@ -2,7 +2,7 @@
 # The whole test suite, after setting up everything it needs: lint, format check, types, pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/bootstrap.sh
+./scripts/bootstrap.sh --dev
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy

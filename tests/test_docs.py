@@ -15,6 +15,7 @@ import pytest
 
 from claude_mem import cli, settings
 from claude_mem.vocabulary import OBSERVATION_TYPES
+from tests.worker_fixtures import RunningWorker
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "ARCHITECTURE.md")
@@ -209,3 +210,43 @@ def behaviour_constants() -> list[tuple[str, str]]:
 @pytest.mark.parametrize(("name", "phrase"), behaviour_constants())
 def test_the_behaviour_constants_the_documents_quote_match_the_code(name: str, phrase: str) -> None:
     assert phrase in flat(name), f"{name} should say {phrase!r} (the code's value)"
+
+
+def long_flags(parser: argparse.ArgumentParser) -> set[str]:
+    return {flag for flag in options(parser) if flag.startswith("--") and flag != "--help"}
+
+
+def test_the_search_row_shows_every_search_flag() -> None:
+    (row,) = [line for line in text("README.md").splitlines()
+              if line.startswith("| `claude-mem search ")]  # fmt: skip
+    usage = row.split(" | ")[0]
+    assert {flag for flag in long_flags(COMMANDS["search"]) if flag not in usage} == set()
+
+
+def test_import_help_names_every_source_it_reads() -> None:
+    """A file is the positional; the other sources are flags, named in `import --help` and in
+    `claude-mem --help` alike."""
+    description = COMMANDS["import"].description or ""
+    listed = " ".join(PARSER.format_help().split())
+    for flag in ("--from-claude-mem", "--git"):
+        assert flag in long_flags(COMMANDS["import"])
+        assert flag in description, flag
+    assert " ".join(description.split()) in listed
+
+
+def test_pause_session_help_points_at_what_shows_a_running_session(
+    worker: RunningWorker, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every place `pause --session`'s help names shows a session that is running now."""
+    body = {"host_session_id": "agent-7", "cwd": str(tmp_path), "tool_name": "Bash",
+            "tool_input": {"command": "ls"}, "tool_use_id": "toolu_1"}  # fmt: skip
+    assert worker.client.post("/api/sessions/observations", json=body).status_code == 200
+    (session,) = worker.client.get("/api/sessions").json()["items"]
+    (said,) = [a.help or "" for a in COMMANDS["pause"]._actions if "--session" in a.option_strings]
+    if "`claude-mem status`" in said:
+        assert cli.main(["status"]) == 0
+        assert "agent-7" in capsys.readouterr().out
+    assert "the session number the viewer shows" in said
+    assert worker.client.get(f"/api/sessions/{session['id']}").status_code == 200  # its page
+    assert cli.main(["pause", "--session", str(session["id"])]) == 0
+    assert "capture paused for session agent-7" in capsys.readouterr().out

@@ -43,12 +43,20 @@ def wrapper(path: Path) -> str:
     return script(path, f'exec {shlex.quote(BASE_PY)} "$@"')
 
 
-def install(home: Path) -> str:
-    """`claude-mem install` of command hooks into `home` (no worker); its output."""
+def install(home: Path, dry_run: bool = False) -> str:
+    """`claude-mem install` (`--print` with `dry_run`) of command hooks into `home` (no
+    worker); its output."""
     out = io.StringIO()
-    opts = flow.Options("install", "claude-code", worker=False, hook_transport="command")
+    opts = flow.Options(
+        "install", "claude-code", dry_run=dry_run, worker=False, hook_transport="command"
+    )
     assert flow.run(opts, scope=Scope(home), out=out) == 0, out.getvalue()
     return out.getvalue()
+
+
+def hooks_run(out: str) -> str:
+    (line,) = [line for line in out.splitlines() if line.startswith("hooks run: ")]
+    return line
 
 
 def written(home: Path) -> list[list[str]]:
@@ -166,6 +174,41 @@ def test_doctor_flags_a_hook_interpreter_that_is_gone_and_install_chooses_again(
     install(home)
     (check,) = hook_python_checks()
     assert check["status"] == "ok", check
+
+
+def test_a_reinstall_keeps_the_interpreter_the_hooks_run_and_print_shows_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing changed, nothing rewritten: the one installed stays while it runs the hooks and
+    nothing starts in half its time (a wrapper costs a shell: slower, not that much)."""
+    home = tmp_path / "home"
+    settings = home / ".claude" / "settings.json"
+    stand_in = wrapper(tmp_path / "old-python" / "python3")
+    monkeypatch.setenv(hook_python.SETTING, stand_in)
+    install(home)
+    monkeypatch.delenv(hook_python.SETTING)
+    before = settings.read_bytes()
+
+    preview = install(home, dry_run=True)
+    assert f"(no change to {settings})" in preview
+    assert "+++" not in preview
+    out = install(home)
+    assert settings.read_bytes() == before
+    assert f"unchanged {settings}" in out
+    assert hooks_run(preview) == hooks_run(out)
+    assert hooks_run(out).startswith(f"hooks run: {stand_in} -I -S ")
+    assert f"(Python {platform.python_version()}, as installed: " in hooks_run(out)
+    assert install(home, dry_run=True) == preview
+
+    # One that now takes a tenth of a second more to start is replaced, in the preview too.
+    script(Path(stand_in), f'sleep 0.1; exec {shlex.quote(BASE_PY)} "$@"')
+    preview = install(home, dry_run=True)
+    assert f"+++ {settings}" in preview
+    assert stand_in not in hooks_run(preview)
+    install(home)
+    (python,) = {argv[0] for argv in written(home)}
+    assert python != stand_in
+    assert f"(no change to {settings})" in install(home, dry_run=True)  # and sticky again
 
 
 @pytest.fixture

@@ -244,7 +244,7 @@ def test_fresh_install_writes_exactly_the_expected_file(env: Env, ide: str) -> N
     assert normalized(json.loads(path.read_text())) == expected()
     assert path.read_text().endswith("\n")
     assert f"created   {path}" in out
-    assert f"http://127.0.0.1:{PORT}/" in out
+    assert "; the viewer: `claude-mem viewer --open` signs a browser in" in out
     assert f"undo: claude-mem uninstall --ide {ide}" in out
     assert (env.data_dir / "install-version").read_text().strip() == __version__
     assert backups(path) == []

@@ -165,7 +165,13 @@ def test_install_starts_the_worker(tmp_path: Path) -> None:
     try:
         done = cli(env, "install")
         assert done.returncode == 0, done.stderr
-        assert f"viewer http://127.0.0.1:{port}/" in done.stdout
+        # Not the bare viewer URL (its page says "not signed in"): the command that signs in.
+        (worker_line,) = [line for line in done.stdout.splitlines() if line.startswith("worker:")]
+        assert worker_line.endswith("; the viewer: `claude-mem viewer --open` signs a browser in")
+        assert "http" not in worker_line
+        link = cli(env, "viewer")
+        assert link.returncode == 0, link.stderr
+        assert f"http://127.0.0.1:{port}/auth?code=" in link.stdout
         health = lifecycle.probe(port, 2.0)
         assert health is not None
         assert f"started the worker (pid {health['pid']}, port {port})" in done.stdout

@@ -31,7 +31,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reindex": ("reindex", "embed all memory again with the current model (--resume to continue)"),
     "corpus": ("corpus", "knowledge corpora: build, list, show, rebuild, delete, query"),
     "export": ("export", "write memory (or some projects) as JSON Lines to stdout"),
-    "import": ("import_cmd", "import an export file, or the original claude-mem's database"),
+    "import": (
+        "import_cmd",
+        "import an export file, the original claude-mem's database (--from-claude-mem) "
+        "or a repository's git history (--git)",
+    ),
     "backup": ("backup", "copy the memory database (consistent while in use)"),
     "restore": ("restore", "replace the memory database with a backup (worker stopped)"),
     "hook": ("hook", "run one agent hook: payload on stdin, answer on stdout"),

@@ -15,10 +15,7 @@ import shlex
 import sys
 from typing import Any
 
-SESSION_HELP = (
-    "the agent's session id, as `claude-mem status` and pause print it, or the session number "
-    "the viewer shows"
-)
+SESSION_HELP = "the session number the viewer shows (Session #N), or the agent's session id"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,9 +50,7 @@ def _row(given: str | None) -> dict[str, Any]:
             return found[0]
         row = get_session(conn, int(given)) if given.isdigit() else None
     if row is None:
-        raise NoSession(
-            f"no session {given} is recorded; `claude-mem status` and the viewer list sessions"
-        )
+        raise NoSession(f"no session {given} is recorded; the viewer shows each session's number")
     return row
 
 

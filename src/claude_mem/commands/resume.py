@@ -15,7 +15,10 @@ from claude_mem.commands.pause import SESSION_HELP, NoSession, target_session
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument(
-        "--session", metavar="ID", help=f"{SESSION_HELP} (default: the session paused last)"
+        "--session",
+        metavar="ID",
+        help=f"{SESSION_HELP}, as `claude-mem status` lists the paused ones "
+        "(default: the session paused last)",
     )
     scope.add_argument("--all", action="store_true", help="lift every pause")
 

@@ -21,6 +21,7 @@ from claude_mem.install.base import ConfigError, HookCommand, Scope, Target, Tex
 from claude_mem.install.http_hooks import HttpHooks
 
 START_WAIT_S = 10.0
+VIEWER = "the viewer: `claude-mem viewer --open` signs a browser in"
 MODULES = {
     "claude-code": "claude_code",
     "codex": "codex",
@@ -84,13 +85,27 @@ def _plan(
     )
 
 
-def _command(opts: Options) -> tuple[HookCommand, str]:
+def _command(opts: Options, scope: Scope) -> tuple[HookCommand, str]:
     """This install's hook command, and why its hooks run the interpreter they do: an install
-    (re)chooses it."""
+    (re)chooses it, keeping the one the files it writes already run while that still fits, so
+    `--print` and a re-install with nothing changed agree with the last install."""
+    command = HookCommand.current()
     if opts.action != "install":
-        return HookCommand.current(), ""
-    command, choice = hook_python.chosen()
+        return command, ""
+    files_written = _plan(opts, scope, command, with_mcp=False, http=None).targets
+    running = sorted(
+        python
+        for target in files_written
+        for python, entry in hook_python.commands_in(str(target.path))
+        if entry == command.entry
+    )
+    command, choice = hook_python.chosen(command, running[0] if running else "")
     return command, choice.why
+
+
+def _hooks_run(command: HookCommand, why: str) -> str:
+    line = shlex.join(command.argv("", "")[:-2])  # the platform and event come last
+    return f"hooks run: {line} <platform> <event>" + (f" ({why})" if why else "")
 
 
 def _undo_hint(opts: Options) -> str:
@@ -114,9 +129,9 @@ def run(
     out, err = out or sys.stdout, err or sys.stderr
     try:
         why = ""
-        if command is None:
-            command, why = _command(opts)
         scope = scope or Scope.current(opts.project)
+        if command is None:
+            command, why = _command(opts, scope)
         # Uninstall always looks for our MCP entry: a previous version may have written one.
         with_mcp = opts.action == "uninstall" or mcp.available()
         http = _http(opts)
@@ -133,6 +148,8 @@ def run(
                 out.write(change.diff())
             elif change.before is not None:
                 print(f"(no change to {change.path})", file=out)
+        if opts.action == "install":
+            print(_hooks_run(command, why), file=out)
         return 0
 
     print(f"claude-mem {__version__} {opts.action}: {plan.label}", file=out)
@@ -171,30 +188,23 @@ def _state(change: files.FileChange) -> str:
     return "removed" if change.after is None else "updated"
 
 
-def _viewer(host: str, port: int) -> str:
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
-
-
 def _after_install(
     opts: Options, command: HookCommand, why: str, out: TextIO, err: TextIO
 ) -> int | None:
-    """Install marker (the hooks' version check reads it), then the worker and its viewer URL;
-    the port of the worker it found or started."""
+    """Install marker (the hooks' version check reads it), then the worker and how to sign in
+    to its viewer (a bare URL shows "not signed in"); the port of the worker it found or
+    started."""
     from claude_mem.commands.autostart import ensure_worker, started_line  # noqa: PLC0415
     from claude_mem.hooks import version_check  # noqa: PLC0415
-    from claude_mem.worker import lifecycle  # noqa: PLC0415
 
     try:
         version_check.write_install_marker()
     except OSError as exc:
         print(f"warning: cannot write the install marker: {exc}", file=err)
-    line = shlex.join(command.argv("", "")[:-2])  # the platform and event come last
-    print(f"hooks run: {line} <platform> <event>" + (f" ({why})" if why else ""), file=out)
+    print(_hooks_run(command, why), file=out)
     try:
         if not opts.worker:
-            host, port = lifecycle.address()
-            viewer = _viewer(host, port)
-            print(f"worker: not started (the first session starts it); viewer {viewer}", file=out)
+            print(f"worker: not started (the first session starts it); {VIEWER}", file=out)
             return None
         info, started = ensure_worker(START_WAIT_S)
     except Exception as exc:  # a broken settings file, an unusable data dir: doctor explains
@@ -206,7 +216,7 @@ def _after_install(
               "see `claude-mem doctor`", file=err)  # fmt: skip
         return None
     what = started_line(info) if started else f"already running (pid {info.pid}, port {info.port})"
-    print(f"worker: {what}; viewer {_viewer(info.host, info.port)}", file=out)
+    print(f"worker: {what}; {VIEWER}", file=out)
     return info.port
 
 

@@ -5,9 +5,12 @@ so any CPython >= 3.11 can run them, and interpreters differ a lot in start-up t
 non-PGO build against a distribution's PGO one). Candidates: the venv's own python (always
 valid, the fallback), its base interpreter, `python3` and `python3.11`..`python3.14` on PATH,
 and /usr/bin/python3. Each must answer the real hook entry's probe (`entry.py --probe`)
-correctly; the valid ones are timed and another wins only when clearly faster than the
-venv's. CLAUDE_MEM_HOOK_PYTHON forces one. The choice is recorded in the hook commands
-themselves, where doctor reads it back.
+correctly; the valid ones are timed. The choice is sticky, so a re-install with nothing
+changed rewrites nothing and `install --print` shows what `install` writes: the interpreter
+the hooks already run stays while it answers the probe and nothing starts in half its time;
+with none installed (or one that no longer answers), another wins over the venv's only when
+clearly faster. CLAUDE_MEM_HOOK_PYTHON forces one. The choice is recorded in the hook commands
+themselves, where doctor and the next install read it back.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ SETTING: SettingKey = "CLAUDE_MEM_HOOK_PYTHON"
 NAMES = ("python3", "python3.11", "python3.12", "python3.13", "python3.14")
 SYSTEM = "/usr/bin/python3"
 RUNS = 5
-MIN_GAIN = 0.10  # another interpreter must start at least this much faster than the venv's
+MIN_GAIN = 0.25  # another interpreter must start at least this much faster than the venv's
+KEEP_GAIN = 0.50  # ... and this much faster than the one the hooks already run
 PROBE_TIMEOUT_S = 10.0
 
 
@@ -56,11 +60,13 @@ class Choice:
     probes: tuple[Probe, ...] = ()
 
 
-def candidates(venv_python: str) -> list[str]:
-    """The venv's python first, then the others that exist, one per real binary."""
+def candidates(venv_python: str, running: str = "") -> list[str]:
+    """The venv's python first, then `running` (the one the hooks run now), then the others
+    that exist, one per real binary."""
     path = os.environ.get("PATH", os.defpath)
     found = [
         venv_python,
+        running,
         getattr(sys, "_base_executable", ""),
         *(shutil.which(name, path=path) or "" for name in NAMES),
         SYSTEM,
@@ -118,30 +124,40 @@ def _judge(code: int, line: bytes, said: bytes, package: str) -> tuple[str, str]
     return "", str(answer.get("python", ""))
 
 
-def choose(command: HookCommand, forced: str = "", runs: int = RUNS) -> Choice:
+def choose(command: HookCommand, forced: str = "", runs: int = RUNS, running: str = "") -> Choice:
     """The interpreter for `command`'s hooks: `forced` if it can run them (ConfigError if
-    not), else the fastest valid candidate, the venv's unless another is clearly faster."""
+    not), else `running` (what the hooks run now) while it can and nothing starts in half
+    its time, else the fastest valid candidate, the venv's unless another is clearly faster."""
     if forced:
         python = os.path.abspath(os.path.expanduser(forced))
         found = probe(python, command.entry)
         if found.problem:
             raise ConfigError(f"{SETTING}={forced} cannot run the hooks: it {found.problem}")
         return Choice(python, f"{SETTING} (Python {found.version})", (found,))
-    probes = [probe(python, command.entry) for python in candidates(command.python)]
+    probes = [probe(python, command.entry) for python in candidates(command.python, running)]
     if probes[0].problem:
         raise ConfigError(f"this venv's python cannot run the hooks: it {probes[0].problem}")
     # Round-robin, so passing load on the machine hits every candidate alike; one more than
-    # twice as slow as the venv's on its first run (a pyenv shim: a shell) is out already.
-    timed = [found for found in probes if not found.problem and found.ms <= 2 * probes[0].ms]
+    # twice as slow as the venv's on its first run (a pyenv shim: a shell) is out already,
+    # unless the hooks run it now (it is then timed as long as the others).
+    timed = [
+        found
+        for found in probes
+        if not found.problem and (found.ms <= 2 * probes[0].ms or found.python == running)
+    ]
     for _ in range(runs - 1):
         timed = [_again(found, command.entry) for found in timed]
-    own, *others = timed
-    best = min((found for found in others if not found.problem), key=lambda found: found.ms,
-               default=None)  # fmt: skip
+    own = timed[0]
     if own.problem:
         raise ConfigError(f"this venv's python cannot run the hooks: it {own.problem}")
     final = tuple({**{p.python: p for p in probes}, **{p.python: p for p in timed}}.values())
-    if best is None or best.ms > own.ms * (1 - MIN_GAIN):
+    valid = [found for found in timed if not found.problem]
+    best = min(valid, key=lambda found: found.ms)
+    kept = next((found for found in valid if found.python == running), None)
+    if kept is not None and best.ms > kept.ms * (1 - KEEP_GAIN):
+        why = f"Python {kept.version}, as installed: none starts in half its time"
+        return Choice(kept.python, why, final)
+    if best.ms > own.ms * (1 - MIN_GAIN):
         return Choice(own.python, f"the venv's own (Python {own.version})", final)
     gain = 1 - best.ms / own.ms
     why = f"Python {best.version}, starts {gain:.0%} faster than the venv's"
@@ -156,13 +172,12 @@ def _again(found: Probe, entry: str) -> Probe:
     return new if new.problem else replace(found, ms=min(found.ms, new.ms))
 
 
-def chosen() -> tuple[HookCommand, Choice]:
-    """This installation's hook command with the interpreter `claude-mem install` chooses
-    (CLAUDE_MEM_HOOK_PYTHON, from settings or the environment, forces it)."""
+def chosen(command: HookCommand, running: str = "") -> tuple[HookCommand, Choice]:
+    """`command` with the interpreter `claude-mem install` chooses, `running` being the one
+    its hooks run now (CLAUDE_MEM_HOOK_PYTHON, from settings or the environment, forces it)."""
     from claude_mem import settings  # noqa: PLC0415
 
-    command = HookCommand.current()
-    choice = choose(command, settings.load().get_str(SETTING))
+    choice = choose(command, settings.load().get_str(SETTING), running=running)
     return HookCommand(command.python, command.entry, choice.python), choice
 
 
@@ -177,27 +192,35 @@ def _strings(node: object) -> Iterator[str]:
             yield from _strings(value)
 
 
+def commands_in(path: str) -> set[tuple[str, str]]:
+    """(interpreter, entry) of every command hook of ours the JSON file at `path` holds."""
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            doc = json.loads(handle.read(installed.MAX_CONFIG_BYTES))
+    except (OSError, ValueError):
+        return set()
+    out: set[tuple[str, str]] = set()
+    for text in _strings(doc):
+        if installed.MARKER not in text.replace("\\", "/"):
+            continue
+        try:
+            argv = shlex.split(text)
+        except ValueError:
+            continue
+        entry = next((arg for arg in argv if arg.endswith("entry.py")), "")
+        if argv and entry:
+            out.add((argv[0], entry))
+    return out
+
+
 def installed_commands(cwd: str | None) -> dict[tuple[str, str], str]:
     """(interpreter, entry) of every command hook of ours the agents' configs hold, with a
     file that holds it."""
     out: dict[tuple[str, str], str] = {}
     for platform in installed.HOOK_FILES:
         for path in installed.installed(platform, cwd)[0]:
-            try:
-                with open(path, encoding="utf-8-sig") as handle:
-                    doc = json.loads(handle.read(installed.MAX_CONFIG_BYTES))
-            except (OSError, ValueError):
-                continue
-            for text in _strings(doc):
-                if installed.MARKER not in text.replace("\\", "/"):
-                    continue
-                try:
-                    argv = shlex.split(text)
-                except ValueError:
-                    continue
-                entry = next((arg for arg in argv if arg.endswith("entry.py")), "")
-                if argv and entry:
-                    out.setdefault((argv[0], entry), path)
+            for found in sorted(commands_in(path)):
+                out.setdefault(found, path)
     return out
 
 
