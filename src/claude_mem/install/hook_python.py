@@ -36,7 +36,7 @@ SETTING: SettingKey = "CLAUDE_MEM_HOOK_PYTHON"
 NAMES = ("python3", "python3.11", "python3.12", "python3.13", "python3.14")
 SYSTEM = "/usr/bin/python3"
 RUNS = 5
-MIN_GAIN = 0.25  # another interpreter must start at least this much faster than the venv's
+MIN_GAIN = 0.10  # another interpreter must start at least this much faster than the venv's
 KEEP_GAIN = 0.50  # ... and this much faster than the one the hooks already run
 PROBE_TIMEOUT_S = 10.0
 
