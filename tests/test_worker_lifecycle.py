@@ -505,12 +505,15 @@ def test_each_data_dir_gets_its_own_worker_and_sees_the_other_as_foreign(
     as_json = json.loads(b.cli("worker", "status", "--json").stdout)
     assert as_json["running"] is False
     assert foreign in as_json["problem"]
+    # For doctor that is a setup that works (B's worker will take another port), not a failure.
     doctor = b.cli("doctor", "--json")
-    assert doctor.returncode == 1
+    assert doctor.returncode == 0, doctor.stdout
     worker_check = next(c for c in json.loads(doctor.stdout) if c["check"] == "worker")
-    assert worker_check["status"] == "fail"
-    assert foreign in worker_check["detail"]
-    assert "CLAUDE_MEM_WORKER_PORT" in worker_check["detail"]
+    assert worker_check["status"] == "ok"
+    assert worker_check["detail"] == (
+        f"not running; port {b.port} {foreign}: this data dir's worker will take a free port, "
+        "recorded in its worker.pid (hooks start it on demand)"
+    )
     # A hook of B (not session start: no probe first) meets A's worker, which refuses B's
     # token; it starts B's own worker on a free port and stores into B.
     home = tmp_path / "home"

@@ -117,6 +117,13 @@ def _worker(loaded: Settings) -> tuple[str, str, str]:
 
     found = lifecycle.lookup(loaded)
     worker = found.ours
+    if worker is None and found.foreign is not None:  # a setup that works: each its own port
+        return (
+            "worker",
+            "ok",
+            f"not running; {lifecycle.foreign_line(found.foreign)}: this data dir's worker "
+            "will take a free port, recorded in its worker.pid (hooks start it on demand)",
+        )
     if worker is None:
         problem = found.problem()
         if problem:
