@@ -254,10 +254,17 @@ def test_the_cli_from_init_to_leave(
     assert status["server"] == pg.redact(url)
     text_status = cli("team", "status")
     assert "team: core" in text_status.stdout
+    doctor = cli("doctor", "--json")
+    team_check = next(c for c in json.loads(doctor.stdout) if c["check"] == "team")
+    assert team_check == {
+        "check": "team",
+        "status": "ok",
+        "detail": f"{pg.redact(url)}: reachable, {name} in team 'core'",
+    }
     members = cli("team", "members", "--json")
     assert [(m["role"], m["team"]) for m in json.loads(members.stdout)] == [(name, "core")]
     settings_list = cli("settings", "list")
-    for shown in (done, text_status, members, settings_list):
+    for shown in (done, text_status, doctor, members, settings_list):
         assert password not in shown.stdout + shown.stderr
 
     done = cli("team", "leave")

@@ -105,6 +105,8 @@ def checks() -> list[dict[str, str]]:
     add(
         "compression", "warn" if warning else "ok", warning or f"provider chain {' → '.join(chain)}"
     )
+    if (team := _team(loaded)) is not None:
+        add(*team)
     return found
 
 
@@ -147,6 +149,23 @@ def _worker(loaded: Settings) -> tuple[str, str, str]:
     if worker.version != __version__:
         return "worker", "warn", f"{where}; installed {__version__}: `claude-mem worker restart`"
     return "worker", "ok", f"{where}, serves {paths.data_dir()}"
+
+
+def _team(loaded: Settings) -> tuple[str, str, str] | None:
+    """The team server CLAUDE_MEM_TEAM_URL names, asked directly (the driver's connect timeout
+    bounds it): does it answer, and as a member of which team? None when no team is set."""
+    from claude_mem.commands.team import direct_status
+    from claude_mem.team import pg
+
+    url = loaded.get_str("CLAUDE_MEM_TEAM_URL")
+    if not url:
+        return None
+    report = direct_status(url)
+    if report["connected"]:
+        detail = f"{report['server']}: reachable, {report['member']} in team {report['team']!r}"
+        return "team", "ok", detail
+    detail = f"{report['error']}; team memory does not sync meanwhile (`claude-mem team status`)"
+    return "team", "fail", pg.redact_text(detail, url)
 
 
 def _http_hooks() -> list[tuple[str, str, str]]:
