@@ -220,6 +220,11 @@ def test_get_and_set_refuse_an_unknown_key_alike(data_dir: Path) -> None:
         "error: xyzzy: unknown setting; `claude-mem settings list` shows every setting\n"
     )
     assert not paths.settings_path().exists()  # nothing was written
+    env_only = run("settings", "set", "CLAUDE_MEM_DATA_DIR", "/tmp/x")
+    assert env_only.stderr == (
+        "error: CLAUDE_MEM_DATA_DIR: not a setting but an environment variable: decides where "
+        "settings.json lives, so it cannot live inside it\n"
+    )
 
 
 def test_keys_are_case_insensitive(data_dir: Path) -> None:

@@ -696,6 +696,8 @@ def unknown_key(key: str) -> str:
     closest key, compared without the prefix all share, rather than all 49 of them."""
     import difflib  # noqa: PLC0415 - only for a mistyped key; the hook path never gets here
 
+    if key.upper() in ENV_ONLY:
+        return f"{key}: not a setting but an environment variable: {ENV_ONLY[key.upper()]}"
     typed = key.upper().removeprefix(PREFIX)
     names = {name.removeprefix(PREFIX): name for name in SPECS}
     every = "`claude-mem settings list` shows every setting"
