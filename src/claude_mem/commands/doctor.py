@@ -119,7 +119,9 @@ def _worker(loaded: Settings) -> tuple[str, str, str]:
 
     found = lifecycle.lookup(loaded)
     worker = found.ours
-    if worker is None and found.foreign is not None:  # a setup that works: each its own port
+    info = lifecycle.read_pid_info()
+    alive = info is not None and lifecycle.pid_alive_and_ours(info)
+    if worker is None and found.foreign is not None and not alive:  # each its own port: fine
         return (
             "worker",
             "ok",
