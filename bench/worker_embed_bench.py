@@ -11,8 +11,10 @@ symbols), stored through the store's own insert, and a second project with the s
 until nothing is pending: texts/s is every row embedded (or copied) over that time, from the
 worker's first pending count to none, excluding model load. Copies are the rows whose vector
 was taken from an identical text's instead of the model. For comparison, the same distinct
-texts are embedded in this process by `Embedder.embed`, in one call. Floor: the worker's
-rate ≥ 150 texts/s.
+texts are embedded in this process by `Embedder.embed`, in one call. Then a worker on a
+fresh copy is stopped (SIGTERM) as soon as its first batch is stored, in the middle of the
+backlog: the seconds until it exits, whether it shut down cleanly (its marker), and the
+vectors kept. Floor: the worker's rate ≥ 150 texts/s.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import signal
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -113,17 +117,25 @@ def stats(port: int, token: str) -> dict[str, object] | None:
     return found if isinstance(found, dict) else None
 
 
-def worker_rate(data: Path, total: int) -> tuple[float, float, int]:
-    """(texts/s from the first pending count to none, seconds, vectors copied)."""
+def worker_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_MEM_")}
     env["CLAUDE_MEM_EMBEDDING_MODEL"] = "minilm-l6-int8"
-    with worker_on(str(data), env) as (proc, port):
-        token_file = data / "worker.token"
-        while not token_file.exists() or not token_file.read_text().strip():
-            if proc.poll() is not None:
-                raise RuntimeError("the worker exited")
-            time.sleep(0.05)
-        token = token_file.read_text().strip()
+    return env
+
+
+def worker_token(data: Path, proc: subprocess.Popen[bytes]) -> str:
+    token_file = data / "worker.token"
+    while not token_file.exists() or not token_file.read_text().strip():
+        if proc.poll() is not None:
+            raise RuntimeError("the worker exited")
+        time.sleep(0.05)
+    return token_file.read_text().strip()
+
+
+def worker_rate(data: Path, total: int) -> tuple[float, float, int]:
+    """(texts/s from the first pending count to none, seconds, vectors copied)."""
+    with worker_on(str(data), worker_env()) as (proc, port):
+        token = worker_token(data, proc)
         started = first = None
         while True:
             status = stats(port, token)
@@ -144,6 +156,30 @@ def worker_rate(data: Path, total: int) -> tuple[float, float, int]:
     if stored != total:
         raise RuntimeError(f"{stored} vectors for {total} rows")
     return first / seconds, seconds, copied
+
+
+def stop_in_backlog(data: Path) -> tuple[float, bool, int]:
+    """(seconds from SIGTERM to exit, whether the worker wrote its clean-shutdown marker,
+    vectors stored) for a worker stopped once its first batch is stored."""
+    from claude_mem.worker import lifecycle  # noqa: PLC0415 - after the data dir is set
+
+    with worker_on(str(data), worker_env()) as (proc, port):
+        token = worker_token(data, proc)
+        while True:
+            status = stats(port, token)
+            embedded = status.get("embedded") if status else None
+            if isinstance(embedded, dict) and embedded.get("observation"):
+                break
+            if proc.poll() is not None:
+                raise RuntimeError("the worker exited")
+            time.sleep(0.02)
+        started = time.perf_counter()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+        seconds = time.perf_counter() - started
+    with sqlite3.connect(data / "claude-mem.db") as conn:
+        stored = int(conn.execute("SELECT count(*) FROM vectors").fetchone()[0])
+    return seconds, Path(lifecycle.clean_shutdown_path()).exists(), stored
 
 
 def copies(conn: sqlite3.Connection) -> int:
@@ -181,6 +217,10 @@ def main() -> None:
         texts = build(data, args.commits, args.clones)
         total = args.commits + args.clones
         rate, seconds, copied = worker_rate(data, total)
+    with tempfile.TemporaryDirectory(prefix="cm-bench-embed-stop-") as tmp:
+        os.environ["CLAUDE_MEM_DATA_DIR"] = tmp
+        build(Path(tmp), args.commits, args.clones)
+        stop_s, clean, kept = stop_in_backlog(Path(tmp))
     single, single_s = model_rate(texts)
     with_body = sum(1 for t in texts if "\n" in t)
     verdict = "ok" if rate >= FLOOR_RATE else "UNDER"
@@ -197,6 +237,11 @@ def main() -> None:
     print(
         f"| worker, texts the model ran on | {(total - copied) / seconds:,.0f} texts/s "
         f"({total - copied:,} in {seconds:.1f} s) | | |"
+    )
+    print(
+        f"| worker stopped in the backlog (SIGTERM to exit) | {stop_s:.2f} s, "
+        f"{'clean shutdown' if clean else 'NOT a clean shutdown'}, {kept:,} of {total:,} "
+        "rows embedded | | |"
     )
     print(
         f"| `Embedder.embed` in one process, the {len(texts):,} distinct texts | "

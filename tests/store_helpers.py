@@ -12,6 +12,8 @@ from claude_mem.store.observations import insert_observation
 from claude_mem.store.sessions import ensure_session
 
 if TYPE_CHECKING:
+    import threading
+
     import numpy as np
 
 T = TypeVar("T")
@@ -50,8 +52,10 @@ class CountingEmbedder(Embedder):
         self.texts: list[str] = []
         self._during = during
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed_until(
+        self, texts: list[str], stop: threading.Event | None
+    ) -> tuple[np.ndarray, np.ndarray]:
         self.calls += 1
         self.texts.extend(texts)
         self._during()
-        return self._inner.embed(texts)
+        return self._inner.embed_until(texts, stop)

@@ -48,6 +48,28 @@ def test_doctor_on_fresh_data_dir(data_dir: Path) -> None:
     assert str(data_dir) in checks["data dir"]["detail"]
 
 
+def test_doctor_checks_a_configured_team_server_that_is_down(data_dir: Path) -> None:
+    from tests.net import free_port
+
+    port = free_port()  # nothing listens there
+    secret = "s3cret-not-to-show"
+    env = {"CLAUDE_MEM_TEAM_URL": f"postgresql://dana:{secret}@127.0.0.1:{port}/team"}
+    out = run("doctor", "--json", env=env)
+    assert out.returncode == 1, out.stdout
+    checks = {item["check"]: item for item in json.loads(out.stdout)}
+    team = checks["team"]
+    assert team["status"] == "fail"
+    assert team["detail"].startswith(
+        f"cannot connect to the team server at postgresql://dana:***@127.0.0.1:{port}/team: "
+    )
+    assert "Connection refused" in team["detail"]
+    assert team["detail"].endswith("team memory does not sync meanwhile (`claude-mem team status`)")
+    assert "\n" not in team["detail"]
+    assert secret not in out.stdout + out.stderr
+    assert [item for item in checks.values() if item["status"] == "fail"] == [team]
+    assert "team" not in {item["check"] for item in json.loads(run("doctor", "--json").stdout)}
+
+
 def test_doctor_reports_bad_settings_and_unknown_keys(data_dir: Path) -> None:
     paths.ensure_data_dir()
     paths.settings_path().write_text(

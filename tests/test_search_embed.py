@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from claude_mem.search.embed import Embedder, load_embedder
-from claude_mem.search.embedding_task import Embedding
+from claude_mem.search.embedding_task import Embedding, embed_batch
 from claude_mem.store import Database
 from claude_mem.store import vectors as store
 from claude_mem.store.db import open_database
@@ -31,8 +32,10 @@ class RenamedEmbedder(Embedder):
         self.model_id = model_id
         self.dim = inner.dim
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        return self._inner.embed(texts)
+    def embed_until(
+        self, texts: list[str], stop: threading.Event | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return self._inner.embed_until(texts, stop)
 
 
 def test_similar_texts_score_higher_and_rows_are_unit_length(embedder: Embedder) -> None:
@@ -127,6 +130,47 @@ def test_embedding_task_records_model_and_reembeds_on_model_change(
         assert query is not None
         assert query.shape == (384,)
         assert upgraded.query_vector("fixed a bug") is query  # cached
+
+
+class StopDuringBatch(threading.Event):
+    """A stop asked for while a batch embeds: set once the model has asked `runs` times
+    whether to go on (each of its runs asks first)."""
+
+    def __init__(self, runs: int) -> None:
+        super().__init__()
+        self._left = runs
+        self._counting = threading.Lock()
+
+    def is_set(self) -> bool:
+        with self._counting:
+            self._left -= 1
+            if self._left < 0:
+                self.set()
+        return super().is_set()
+
+
+def test_a_stop_during_a_batch_keeps_what_the_model_made(
+    data_dir: Path, embedder: Embedder
+) -> None:
+    with Database() as db:
+        sid = session(db)
+        for i in range(64):
+            observation(db, sid, title=f"change {i}", narrative=f"fixed parser bug number {i}")
+        texts = dict(store.missing(db.read(), "observation", embedder.model_id, 99))
+        batch = embed_batch(db, embedder, "observation", stop=StopDuringBatch(runs=2))
+        assert batch is not None
+        kept, matrix = store.load(db.read(), "observation", embedder.model_id)
+        # The model stopped between its runs: the rows it made are stored, the rest are not.
+        assert 0 < len(kept) < len(texts)
+        assert sorted(batch.ids) == kept
+        assert np.allclose(matrix, embedder.embed([texts[i] for i in kept]), atol=1e-4)
+        left = dict(store.missing(db.read(), "observation", embedder.model_id, 99))
+        assert sorted(left) == sorted(set(texts) - set(kept))
+        # The next run embeds only what was left, and then nothing is missing.
+        rest = embed_batch(db, embedder, "observation")
+        assert rest is not None
+        assert sorted(rest.ids) == sorted(left)
+        assert store.count(db.read(), "observation", embedder.model_id) == len(texts)
 
 
 def test_worker_embeds_rows_inserted_after_start(embedder: Embedder) -> None:

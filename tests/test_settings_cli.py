@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from claude_mem import paths, settings
 from tests.polling import wait_until
 from tests.worker_process import Env, worker_env
 from tests.worker_process import run_cli as run
@@ -203,8 +205,36 @@ def test_get_and_set_refuse_an_unknown_key_alike(data_dir: Path) -> None:
     got = run("settings", "get", "CLAUDE_MEM_NOPE")
     put = run("settings", "set", "CLAUDE_MEM_NOPE", "1")
     assert got.returncode == put.returncode == 2
-    assert got.stderr.startswith("error: CLAUDE_MEM_NOPE: unknown setting; known settings are ")
     assert got.stderr == put.stderr
+    # One line naming the closest key, not all of them.
+    assert got.stderr == (
+        "error: CLAUDE_MEM_NOPE: unknown setting; did you mean CLAUDE_MEM_MODE? "
+        "(`claude-mem settings list` shows every setting)\n"
+    )
+    typo = run("settings", "get", "worker_prot")
+    assert typo.returncode == 2
+    assert "worker_prot: unknown setting; did you mean CLAUDE_MEM_WORKER_PORT?" in typo.stderr
+    nothing_close = run("settings", "set", "xyzzy", "1")
+    assert nothing_close.returncode == 2
+    assert nothing_close.stderr == (
+        "error: xyzzy: unknown setting; `claude-mem settings list` shows every setting\n"
+    )
+    assert not paths.settings_path().exists()  # nothing was written
+    env_only = run("settings", "set", "CLAUDE_MEM_DATA_DIR", "/tmp/x")
+    assert env_only.stderr == (
+        "error: CLAUDE_MEM_DATA_DIR: not a setting but an environment variable: decides where "
+        "settings.json lives, so it cannot live inside it\n"
+    )
+
+
+def test_keys_are_case_insensitive(data_dir: Path) -> None:
+    done = run("settings", "set", "claude_mem_context_observations", "12")
+    assert (done.returncode, done.stdout) == (0, "CLAUDE_MEM_CONTEXT_OBSERVATIONS = 12\n")
+    assert json.loads(paths.settings_path().read_text()) == {"CLAUDE_MEM_CONTEXT_OBSERVATIONS": 12}
+    got = run("settings", "get", "Claude_Mem_Context_Observations")
+    assert (got.returncode, got.stdout) == (0, "12\n")
+    settings.save({"claude_mem_log_level": "warn"})  # the worker's API and the viewer save so
+    assert settings.load()["CLAUDE_MEM_LOG_LEVEL"] == "WARN"
 
 
 def test_list_shows_the_port_the_worker_really_uses(real: Env) -> None:

@@ -263,13 +263,20 @@ def test_the_cli_from_init_to_leave(
     assert "configured: yes" in text_status.stdout
     assert "connected: yes" in text_status.stdout
     assert "True" not in text_status.stdout
+    doctor = cli("doctor", "--json")
+    team_check = next(c for c in json.loads(doctor.stdout) if c["check"] == "team")
+    assert team_check == {
+        "check": "team",
+        "status": "ok",
+        "detail": f"{pg.redact(url)}: reachable, {name} in team 'core'",
+    }
     members = cli("team", "members", "--json")
     assert [(m["role"], m["team"]) for m in json.loads(members.stdout)] == [(name, "core")]
     table = cli("team", "members").stdout.splitlines()
     assert table[0].split() == ["TEAM", "MEMBER", "ACCESS", "ADDED"]
     assert table[1].split()[:3] == ["core", name, "read-write"]
     settings_list = cli("settings", "list")
-    for shown in (done, text_status, members, settings_list):
+    for shown in (done, text_status, doctor, members, settings_list):
         assert password not in shown.stdout + shown.stderr
 
     done = cli("team", "leave")

@@ -410,6 +410,49 @@ def test_stop_is_prompt_with_an_event_stream_open(env: Env) -> None:
     assert "[worker] stopped" in env.log_text()
 
 
+def _vectors(data_dir: Path) -> list[bytes]:
+    conn = sqlite3.connect(f"file:{data_dir / 'claude-mem.db'}?mode=ro", uri=True)
+    try:
+        return [row[0] for row in conn.execute("SELECT vector FROM vectors")]
+    finally:
+        conn.close()
+
+
+def test_stop_with_an_embedding_backlog_is_graceful_and_keeps_the_vectors(env: Env) -> None:
+    """`worker stop` while the real model works through a backlog: the embedder stops between
+    two of its runs, stores what it made, and the worker shuts down cleanly (not killed)."""
+    import numpy as np
+
+    from claude_mem.search.embedding_task import BATCH_ROWS
+    from claude_mem.store import Database
+    from tests.store_helpers import observation, session
+
+    words = ["gateway", "retry", "parser", "token", "schema", "worker", "queue", "socket", "buffer"]
+    with Database() as db:
+        sid = session(db)
+        # Older rows of maximal length: one batch of them keeps the model busy for seconds.
+        for i in range(BATCH_ROWS + 44):
+            text = " ".join(f"{words[(i + j) % len(words)]}{j * i % 97}" for j in range(300))
+            observation(db, sid, title=f"long change {i}", narrative=text)
+        # The newest rows, embedded first: a quick first batch.
+        for i in range(BATCH_ROWS):
+            observation(db, sid, title=f"change {i}", narrative="fixed the parser")
+    pid = env.start()
+    assert wait_until(lambda: len(_vectors(env.data_dir)) >= BATCH_ROWS, timeout=300)
+    before = len(_vectors(env.data_dir))  # the long rows' batch is being embedded now
+    stopped = env.cli("worker", "stop")
+    assert stopped.returncode == 0, stopped.stderr
+    assert exited(pid)
+    assert Path(lifecycle.clean_shutdown_path()).exists()  # it shut down, it was not killed
+    assert "did not stop in time" not in env.log_text()
+    kept = _vectors(env.data_dir)
+    # Nothing stored was lost, and what the batch in hand stored are whole vectors (the rows
+    # the model had not run stay pending; tests/test_search_embed.py checks which are kept).
+    assert len(kept) >= before
+    norms = np.linalg.norm(np.stack([np.frombuffer(v, "<f4") for v in kept]), axis=1)
+    assert np.allclose(norms, 1.0, atol=1e-4)
+
+
 def _dir_env(root: Path, port: int) -> Env:
     env = Env(root, port)
     env.vars.update(
@@ -462,12 +505,15 @@ def test_each_data_dir_gets_its_own_worker_and_sees_the_other_as_foreign(
     as_json = json.loads(b.cli("worker", "status", "--json").stdout)
     assert as_json["running"] is False
     assert foreign in as_json["problem"]
+    # For doctor that is a setup that works (B's worker will take another port), not a failure.
     doctor = b.cli("doctor", "--json")
-    assert doctor.returncode == 1
+    assert doctor.returncode == 0, doctor.stdout
     worker_check = next(c for c in json.loads(doctor.stdout) if c["check"] == "worker")
-    assert worker_check["status"] == "fail"
-    assert foreign in worker_check["detail"]
-    assert "CLAUDE_MEM_WORKER_PORT" in worker_check["detail"]
+    assert worker_check["status"] == "ok"
+    assert worker_check["detail"] == (
+        f"not running; port {b.port} {foreign}: this data dir's worker will take a free port, "
+        "recorded in its worker.pid (hooks start it on demand)"
+    )
     # A hook of B (not session start: no probe first) meets A's worker, which refuses B's
     # token; it starts B's own worker on a free port and stores into B.
     home = tmp_path / "home"

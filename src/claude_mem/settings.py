@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 Value = str | int | bool
 LAST_GOOD_NAME = "settings.last-good.json"
+PREFIX = "CLAUDE_MEM_"  # every setting's key starts with it
 
 # Who knows the installed providers: pipeline.registry sets this when it is imported (worker,
 # CLI, doctor). It returns None for an installed name, else the installed names. The hook path
@@ -459,12 +460,18 @@ ENV_ONLY = {
 }
 
 
-def setting_key(name: str) -> SettingKey:
-    """`name` as a setting's key, for names built at run time; SettingsError if there is none."""
-    spec = SPECS.get(name)
+def spec_for(name: str) -> Spec:
+    """The setting `name` names, in any case (`claude_mem_mode` is CLAUDE_MEM_MODE); else
+    SettingsError saying which keys come closest."""
+    spec = SPECS.get(name.upper())
     if spec is None:
         raise SettingsError(unknown_key(name))
-    return spec.key
+    return spec
+
+
+def setting_key(name: str) -> SettingKey:
+    """`name` as a setting's key, for names built at run time; SettingsError if there is none."""
+    return spec_for(name).key
 
 
 class Settings(Mapping[str, Value]):
@@ -685,8 +692,19 @@ def warn(loaded: Settings) -> None:
 
 
 def unknown_key(key: str) -> str:
-    """The message for a key that is no setting (`settings get`, `set`, the worker's API)."""
-    return f"{key}: unknown setting; known settings are {', '.join(sorted(SPECS))}"
+    """The message for a key that is no setting (`settings get`, `set`, the worker's API): the
+    closest key, compared without the prefix all share, rather than all 49 of them."""
+    import difflib  # noqa: PLC0415 - only for a mistyped key; the hook path never gets here
+
+    if key.upper() in ENV_ONLY:
+        return f"{key}: not a setting but an environment variable: {ENV_ONLY[key.upper()]}"
+    typed = key.upper().removeprefix(PREFIX)
+    names = {name.removeprefix(PREFIX): name for name in SPECS}
+    every = "`claude-mem settings list` shows every setting"
+    close = difflib.get_close_matches(typed, names, n=1, cutoff=0.5)
+    if not close:
+        return f"{key}: unknown setting; {every}"
+    return f"{key}: unknown setting; did you mean {names[close[0]]}? ({every})"
 
 
 def save(changes: Mapping[str, object], path: StrPath | None = None) -> dict[str, Value]:
@@ -697,10 +715,8 @@ def save(changes: Mapping[str, object], path: StrPath | None = None) -> dict[str
     path = path or locations.settings_path()
     parsed: dict[str, Value] = {}
     for key, raw in changes.items():
-        spec = SPECS.get(key)
-        if spec is None:
-            raise SettingsError(unknown_key(key))
-        parsed[key] = spec.parse(raw)
+        spec = spec_for(key)
+        parsed[spec.key] = spec.parse(raw)
     try:
         current = read_file(path)
     except SettingsError as exc:

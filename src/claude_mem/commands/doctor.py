@@ -105,6 +105,8 @@ def checks() -> list[dict[str, str]]:
     add(
         "compression", "warn" if warning else "ok", warning or f"provider chain {' → '.join(chain)}"
     )
+    if (team := _team(loaded)) is not None:
+        add(*team)
     return found
 
 
@@ -117,6 +119,15 @@ def _worker(loaded: Settings) -> tuple[str, str, str]:
 
     found = lifecycle.lookup(loaded)
     worker = found.ours
+    info = lifecycle.read_pid_info()
+    alive = info is not None and lifecycle.pid_alive_and_ours(info)
+    if worker is None and found.foreign is not None and not alive:  # each its own port: fine
+        return (
+            "worker",
+            "ok",
+            f"not running; {lifecycle.foreign_line(found.foreign)}: this data dir's worker "
+            "will take a free port, recorded in its worker.pid (hooks start it on demand)",
+        )
     if worker is None:
         problem = found.problem()
         if problem:
@@ -140,6 +151,23 @@ def _worker(loaded: Settings) -> tuple[str, str, str]:
     if worker.version != __version__:
         return "worker", "warn", f"{where}; installed {__version__}: `claude-mem worker restart`"
     return "worker", "ok", f"{where}, serves {paths.data_dir()}"
+
+
+def _team(loaded: Settings) -> tuple[str, str, str] | None:
+    """The team server CLAUDE_MEM_TEAM_URL names, asked directly (the driver's connect timeout
+    bounds it): does it answer, and as a member of which team? None when no team is set."""
+    from claude_mem.commands.team import direct_status
+    from claude_mem.team import pg
+
+    url = loaded.get_str("CLAUDE_MEM_TEAM_URL")
+    if not url:
+        return None
+    report = direct_status(url)
+    if report["connected"]:
+        detail = f"{report['server']}: reachable, {report['member']} in team {report['team']!r}"
+        return "team", "ok", detail
+    detail = f"{report['error']}; team memory does not sync meanwhile (`claude-mem team status`)"
+    return "team", "fail", pg.redact_text(detail, url)
 
 
 def _http_hooks() -> list[tuple[str, str, str]]:

@@ -22,12 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "worker's port if it listens elsewhere)"
     )  # fmt: skip
     get = actions.add_parser("get", help="one setting's value, as `list` shows it")
-    get.add_argument("key")
+    get.add_argument("key", help="the setting's name, in any case")
     put = actions.add_parser(
         "set", help="change a setting in settings.json; a running worker applies it at once, or "
         "the command says it needs a restart"
     )  # fmt: skip
-    put.add_argument("key")
+    put.add_argument("key", help="the setting's name, in any case")
     put.add_argument("value")
 
 
@@ -37,29 +37,27 @@ def run(args: argparse.Namespace) -> int:
     from claude_mem import settings
     from claude_mem.pipeline import registry  # noqa: F401 - provider names are checked too
 
-    if args.action == "set":
+    if args.action in ("get", "set"):
         try:
-            settings.save({args.key: args.value})
+            key = settings.spec_for(args.key).key
+            if args.action == "set":
+                settings.save({key: args.value})
         except settings.SettingsError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        loaded = settings.load()
-        settings.warn(loaded)
-        print(f"{args.key} = {settings.format_value(loaded.public()[args.key])}")
-        for note in _notes(args.key, loaded):
-            print(note)
-        return 0
     loaded = settings.load()
     settings.warn(loaded)
+    if args.action == "set":
+        print(f"{key} = {settings.format_value(loaded.public()[key])}")
+        for note in _notes(key, loaded):
+            print(note)
+        return 0
     shown = _effective(loaded)
     if args.action == "get":
-        if args.key not in shown:
-            print(f"error: {settings.unknown_key(args.key)}", file=sys.stderr)
-            return 2
-        print(shown[args.key][0])
+        print(shown[key][0])
         return 0
-    for key, (value, source) in shown.items():
-        print(f"{key}={value}  ({source})")
+    for name, (value, source) in shown.items():
+        print(f"{name}={value}  ({source})")
     return 0
 
 

@@ -468,7 +468,7 @@ def _status(args: argparse.Namespace) -> int:
         if code == 200 and isinstance(answer, dict):
             report = {"source": "worker", **answer}
     if report is None:
-        report = _direct_status(url)
+        report = direct_status(url)
     # Whatever said it, the password is taken out once more before anything is shown.
     shown = json.loads(pg.redact_text(json.dumps(report), url or None))
     if args.json:
@@ -479,8 +479,9 @@ def _status(args: argparse.Namespace) -> int:
     return 1 if shown.get("error") or shown.get("last_error") else 0
 
 
-def _direct_status(url: str) -> dict[str, Any]:
-    """What can be said without the worker: the configured server and whether it answers."""
+def direct_status(url: str) -> dict[str, Any]:
+    """What can be said without the worker: the configured server and whether it answers
+    (`doctor` asks it too)."""
     from claude_mem.team import pg
 
     report: dict[str, Any] = {"source": "direct", "configured": bool(url)}

@@ -84,11 +84,20 @@ class Embedder:
         """One row per text, in order. Texts are grouped by token length into batches of
         ≤ 8 texts and ≤ 512 padded tokens, so little compute goes on padding and peak memory
         stays low; the batches are dealt out to PARALLEL runs side by side."""
+        return self.embed_until(texts, None)[0]
+
+    def embed_until(
+        self, texts: list[str], stop: threading.Event | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`embed`, checking `stop` before each ONNX run (one small batch): once it is set no
+        run starts, so a stop waits for the runs in hand, never the whole call. Returns the
+        rows and, per text, whether its row was computed (all of them unless stopped)."""
         import numpy as np  # noqa: PLC0415 - heavy, only with a model
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        done = np.zeros(len(texts), dtype=bool)
         if not texts:
-            return out
+            return out, done
         encoded = self._tokenizer.encode_batch([t or " " for t in texts])
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
         batches: list[list[int]] = [[]]
@@ -101,10 +110,13 @@ class Embedder:
 
         def run(share: list[list[int]]) -> None:
             for rows in share:
+                if stop is not None and stop.is_set():
+                    return
                 out[rows] = self._run([encoded[j] for j in rows])
+                done[rows] = True
 
         _side_by_side(run, [batches[n::PARALLEL] for n in range(PARALLEL) if batches[n::PARALLEL]])
-        return out
+        return out, done
 
     def _run(self, encoded: list[Any]) -> np.ndarray:
         import numpy as np  # noqa: PLC0415 - heavy, only with a model

@@ -51,7 +51,9 @@ POLL_S = 2.0
 RESYNC_S = 30.0  # how often the in-memory index is checked against the store (deletes)
 BACKOFF_START_S = 0.5  # first wait after a failed store operation; doubles per failure
 BACKOFF_MAX_S = 30.0
-BATCH_ROWS = 256  # rows per step: a stop, a reindex job or new rows wait at most one batch
+# Rows per step: a reindex job or new rows wait at most one batch (a stop only the model runs
+# in hand: embed_batch).
+BATCH_ROWS = 256
 LOCK_POLL_S = 1.0  # how often a worker waiting for `claude-mem reindex` checks its lock
 QUERY_CACHE = 128  # query embeddings kept (query_cache)
 BACKGROUND_NICE = 10
@@ -179,12 +181,18 @@ class Batch(NamedTuple):
 
 
 def embed_batch(
-    db: Database, embedder: Embedder, kind: str, below: int | None = None
+    db: Database,
+    embedder: Embedder,
+    kind: str,
+    below: int | None = None,
+    stop: threading.Event | None = None,
 ) -> Batch | None:
     """Embed and store up to BATCH_ROWS rows of `kind` (under id `below`, if given) that have
     no vector from this model, or None when none is missing. A text this model already
     embedded (the same hash) is copied, and identical texts in the batch are embedded once.
-    Each batch commits, so an interrupted run resumes where it stopped."""
+    Each batch commits, so an interrupted run resumes where it stopped; once `stop` is set
+    the model runs no further (`Embedder.embed_until`) and the rows it made are stored, the
+    others left for the next run."""
     import numpy as np  # noqa: PLC0415 - loaded with the model
 
     conn = db.read()
@@ -195,19 +203,24 @@ def embed_batch(
     known = store.shared(conn, embedder.model_id, digests)
     texts = {digest: text for (_, text), digest in zip(rows, digests, strict=True)}
     fresh = [digest for digest in texts if digest not in known]
-    made = dict(zip(fresh, embedder.embed([texts[d] for d in fresh]), strict=True))
-    matrix = np.stack(
-        [made[d] if d in made else np.frombuffer(known[d], dtype="<f4") for d in digests]
-    ).astype(np.float32, copy=False)
+    vectors, computed = embedder.embed_until([texts[d] for d in fresh], stop)
+    made = {d: vector for d, vector, ok in zip(fresh, vectors, computed, strict=True) if ok}
+    ready = [
+        (row_id, digest, made[digest] if digest in made else np.frombuffer(known[digest], "<f4"))
+        for (row_id, _), digest in zip(rows, digests, strict=True)
+        if digest in made or digest in known
+    ]
     stored: list[int] = []
+    kept: list[np.ndarray] = []
     with db.write() as conn:
-        for (row_id, _), vector, digest in zip(rows, matrix, digests, strict=True):
+        for row_id, digest, vector in ready:
             if store.upsert(conn, kind, row_id, embedder.model_id, vector, digest=digest):
                 stored.append(row_id)
-    kept = set(stored)
+                kept.append(vector)
+    matrix = np.stack(kept) if kept else np.zeros((0, embedder.dim))
     return Batch(
         stored,
-        matrix[[i for i, (row_id, _) in enumerate(rows) if row_id in kept]],
+        matrix.astype(np.float32, copy=False),
         len(rows) - len(fresh),
         min(row_id for row_id, _ in rows),
     )
@@ -274,7 +287,8 @@ class Embedding:
         self._wake.set()
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Finish the batch in hand and end the thread."""
+        """End the thread once the model runs in hand are done (one small batch each, however
+        large the backlog) and what the batch computed is stored."""
         self._stopping.set()
         self._wake.set()
         if self._thread is not None:
@@ -544,9 +558,9 @@ class Embedding:
             self._restart.clear()
             self._below.clear()
         below = self._below.pop(kind, None)
-        batch = embed_batch(self.db, embedder, kind, below)
+        batch = embed_batch(self.db, embedder, kind, below, self._stopping)
         if batch is None and below is not None:
-            batch = embed_batch(self.db, embedder, kind)
+            batch = embed_batch(self.db, embedder, kind, stop=self._stopping)
         if batch is not None:
             self._below[kind] = batch.lowest
         return batch

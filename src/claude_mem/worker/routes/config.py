@@ -46,11 +46,11 @@ def read_settings(call: Call) -> SettingsView:
 def write_settings(call: Call) -> SettingsView:
     body: SettingsChange = call.body
     try:
-        settings.save(body.values)
+        changed = settings.save(body.values)  # keys in any case: these are the settings' own
     except settings.SettingsError as exc:
         raise ApiError(400, str(exc), "invalid_setting") from None
     view = _view(call)
-    call.state.stream.publish("settings_changed", keys=sorted(body.values))
+    call.state.stream.publish("settings_changed", keys=sorted(changed))
     return view
 
 
