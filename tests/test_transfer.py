@@ -168,6 +168,37 @@ def test_export_of_an_unknown_project_is_an_error_naming_the_known_ones(
     assert not out.exists()  # nothing written, nothing truncated
 
 
+def test_a_truncated_export_is_refused_naming_what_is_missing_unless_partial(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    with open_database() as db:
+        seed(db)
+    lines = cli("export", data=data_dir).stdout.splitlines()
+    kinds = [json.loads(line).get("kind") for line in lines]
+    cut = kinds.index("observation") + 1  # the header, sessions, prompts and one observation
+    path = tmp_path / "cut.jsonl"
+    path.write_text("\n".join(lines[:cut]) + "\n")
+    fresh = tmp_path / "fresh"
+
+    refused = cli("import", str(path), data=fresh)
+    assert refused.returncode == 2
+    assert "8 of 9 observations missing, 3 of 3 summaries missing" in refused.stderr
+    assert "nothing imported; `--partial` imports what it holds" in refused.stderr
+    assert all(rows == [] for rows in dump(fresh).values())
+
+    taken = cli("import", str(path), "--partial", data=fresh)
+    assert taken.returncode == 0, taken.stderr
+    assert "1 observation, 0 summaries" in taken.stdout
+    assert "incomplete (8 of 9 observations missing, 3 of 3 summaries missing)" in taken.stdout
+    assert len(dump(fresh)["observations"]) == 1
+    again = json.loads(cli("import", str(path), "--partial", "--json", data=fresh).stdout)
+    assert again["mismatch"]["observation"] == {"expected": 9, "found": 1}
+    assert (
+        "--partial only applies to a FILE"
+        in cli("import", "--from-claude-mem", str(path), "--partial", data=fresh).stderr
+    )
+
+
 def header(**overrides: Any) -> str:
     return json.dumps({"format": FORMAT, "version": VERSION} | overrides)
 

@@ -1,7 +1,9 @@
 """`claude-mem import FILE` / `--from-claude-mem [PATH]` / `--git [PATH]`.
 
-FILE is a `claude-mem export` (JSON Lines; `-` reads stdin). `--from-claude-mem` reads the
-original claude-mem's database (default ~/.claude-mem/claude-mem.db) read-only. Either way,
+FILE is a `claude-mem export` (JSON Lines; `-` reads stdin); one that holds fewer records than
+its header counts (a truncated copy) is refused, naming what is missing, unless `--partial`.
+`--from-claude-mem` reads the original claude-mem's database (default
+~/.claude-mem/claude-mem.db) read-only. Either way,
 importing again adds nothing, and every text is privacy-cleaned on the way in. `--git` reads
 a repository's history (`git` itself) into memory, one observation per commit that says
 something; again, only new commits are read. Imported rows
@@ -23,6 +25,10 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", nargs="?", help="a `claude-mem export` file, or - for stdin")
+    parser.add_argument(
+        "--partial", action="store_true",
+        help="with FILE: import what it holds even when it lacks records its header counts",
+    )  # fmt: skip
     parser.add_argument(
         "--from-claude-mem", nargs="?", const="~/.claude-mem/claude-mem.db", metavar="PATH",
         help="import the original claude-mem's database (default ~/.claude-mem/claude-mem.db)",
@@ -52,8 +58,8 @@ def _import_git(args: argparse.Namespace) -> HistoryStats:
     from claude_mem.settings import load
     from claude_mem.store.db import open_database
 
-    if args.file or args.from_claude_mem:
-        raise ValueError("--git reads a repository: give no FILE and no --from-claude-mem")
+    if args.file or args.from_claude_mem or args.partial:
+        raise ValueError("--git reads a repository: give no FILE, --from-claude-mem or --partial")
     if args.max is not None and args.max < 1:
         raise ValueError("--max needs a positive number of commits")
     settings = load()
@@ -99,6 +105,8 @@ def _import(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError("--since and --max only apply with --git")
     if bool(args.file) == bool(args.from_claude_mem):
         raise ValueError("give a FILE to import, --from-claude-mem [PATH] or --git [PATH]")
+    if args.partial and not args.file:
+        raise ValueError("--partial only applies to a FILE (an export)")
     with open_database() as db, progress_bar("importing") as bar:
         if args.from_claude_mem:
             mapping = claude_mem.parse_project_map(args.map_project)
@@ -108,15 +116,17 @@ def _import(args: argparse.Namespace) -> dict[str, Any]:
             )
             origin = str(source)
         elif args.file == "-":
-            stats = jsonl.import_lines(db, sys.stdin.buffer, progress=bar.advance,
-                                       on_total=bar.total)  # fmt: skip
+            stats = jsonl.import_lines(db, sys.stdin.buffer, partial=args.partial,
+                                       progress=bar.advance, on_total=bar.total)  # fmt: skip
             origin = "stdin"
         else:
             if args.map_project:
                 raise ValueError("--map-project only applies with --from-claude-mem")
             try:
                 with Path(args.file).open("rb") as handle:
-                    stats = jsonl.import_lines(db, handle, progress=bar.advance, on_total=bar.total)
+                    stats = jsonl.import_lines(
+                        db, handle, partial=args.partial, progress=bar.advance, on_total=bar.total
+                    )
             except OSError as exc:
                 raise ValueError(f"{args.file}: {exc.strerror}") from None
             origin = args.file
@@ -141,10 +151,13 @@ def run(args: argparse.Namespace) -> int:
             print(_embedding_note())
         return 0
     imported, skipped = result["imported"], result["skipped"]
-    from claude_mem.transfer.records import PLURAL
-
-    added = ", ".join(f"{n} {PLURAL[kind]}" for kind, n in imported.items())
+    added = ", ".join(counted(n, kind) for kind, n in imported.items())
     print(f"imported from {result['source']}: {added} ({sum(skipped.values())} already present)")
+    if result["mismatch"]:
+        from claude_mem.transfer.jsonl import describe_mismatch
+
+        print(f"the input was incomplete ({describe_mismatch(result['mismatch'])}): "
+              "imported what it holds (--partial)")  # fmt: skip
     if result["orphans"]:
         print(f"{counted(result['orphans'], 'record')} skipped: their session was not in the input")
     if sum(imported.values()):
