@@ -81,6 +81,10 @@ def _print_git(stats: HistoryStats) -> None:
         return
     result = stats.as_dict()
     skipped = {k: n for k, n in result["skipped"].items() if n}
+    if not (stats.commits or stats.rewritten or stats.pending or set(skipped) - {"known"}):
+        kept = counted(stats.kept, "commit")
+        print(f"{stats.project}'s history is up to date ({kept} in memory): no new commits")
+        return
     kept = counted(result["imported"]["commits"], "commit")
     rewritten = result["imported"]["rewritten"]
     parts = [f"{kept} of {result['project']}'s history imported"]
