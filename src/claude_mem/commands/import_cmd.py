@@ -170,7 +170,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _embedding_note() -> str:
-    """Who embeds the new rows: this data dir's worker, never one that serves another."""
+    """Who embeds the new rows: this data dir's worker, never one that serves another. Another
+    data dir's worker on the port is no problem here (this one's starts on a free port), so a
+    successful import does not talk about it; a program that is no worker there is named."""
     from claude_mem.worker import lifecycle
 
     found = lifecycle.lookup()
@@ -179,7 +181,7 @@ def _embedding_note() -> str:
             f"The worker (pid {found.ours.pid}) embeds the new rows for semantic search "
             "in the background."
         )
-    problem = found.problem()
+    problem = found.problem() if found.foreign is None else None
     return (
         "No worker runs for this data dir: the new rows are embedded for semantic search "
         "once it starts (`claude-mem worker start`)." + (f"\n{problem}" if problem else "")
