@@ -188,9 +188,8 @@ def _spool() -> tuple[str, str, str]:
 def _embeddings(loaded: Settings) -> tuple[str, str, str]:
     """Whether vector search can work, without loading the model (slow and large to load)."""
     from claude_mem.search import embed
-    from claude_mem.store import vectors
+    from claude_mem.search.embedding_health import backlog, describe_backlog
     from claude_mem.store.db import open_database
-    from claude_mem.store.search_queries import KINDS
 
     name = loaded.get_str("CLAUDE_MEM_EMBEDDING_MODEL")
     if name == "none":
@@ -202,15 +201,11 @@ def _embeddings(loaded: Settings) -> tuple[str, str, str]:
     detail = f"{name} ({path.name}, checksum ok)"
     try:
         with open_database(loaded) as db:
-            conn = db.read()
-            model = embed.model_id(name, sha256)
-            missing = sum(vectors.count_missing(conn, kind, model) for kind in KINDS)
+            missing = backlog(db, embed.model_id(name, sha256))
     except Exception:  # the database check above already reports why
         return "embeddings", "ok", detail
     if missing:
-        detail += (
-            f"; {missing} records not embedded yet (the worker does it; or `claude-mem reindex`)"
-        )
+        detail += f"; {describe_backlog(missing)}"
     return "embeddings", "ok", detail
 
 

@@ -19,7 +19,9 @@ def collect() -> dict[str, object]:
     from claude_mem.store.db import open_database
 
     pauses = control.pauses()
-    with open_database() as db:
+    loaded = settings.load()
+    model = embedding_health.configured_model(loaded)
+    with open_database(loaded) as db:
         conn = db.read()
         sizes = stats.file_bytes(db.path)
         return {
@@ -30,11 +32,13 @@ def collect() -> dict[str, object]:
             **stats.snapshot(conn),
             "projects": [project["name"] for project in stats.projects(conn)],
             "git_history": git_history.histories(conn),
-            "mode": settings.load().get_str("CLAUDE_MEM_MODE"),
+            "mode": loaded.get_str("CLAUDE_MEM_MODE"),
             "paused_all": pauses["all"] is not None,
             "paused_sessions": sorted(pauses["sessions"]),
             "worker": _worker(),
             "embedding": embedding_health.from_worker(),  # the worker's embedder, or None
+            # records the configured model has not embedded yet (None: vectors off)
+            "embedding_backlog": embedding_health.backlog(db, model) if model else None,
         }
 
 
@@ -115,8 +119,17 @@ def run(args: argparse.Namespace) -> int:
     print(f"projects      {', '.join(projects) if projects else '(none yet)'}")
     print(f"git history   {_history_line(info['git_history'])}")
     print(f"mode          {_capture_line(info)}")
-    if isinstance(info["embedding"], dict):
-        from claude_mem.search.embedding_health import describe
-
-        print(f"embeddings    {describe(info['embedding'])[1]}")
+    embeddings = _embedding_line(info["embedding"], info["embedding_backlog"])
+    if embeddings:
+        print(f"embeddings    {embeddings}")
     return 0
+
+
+def _embedding_line(embedding: object, backlog: object) -> str:
+    """The worker's embedder (when one runs) and the records still to embed (when any)."""
+    from claude_mem.search.embedding_health import describe, describe_backlog
+
+    parts = [describe(embedding)[1]] if isinstance(embedding, dict) else []
+    if isinstance(backlog, int) and backlog:
+        parts.append(describe_backlog(backlog))
+    return "; ".join(parts)
