@@ -171,3 +171,15 @@ def test_status_names_the_histories_read(repo: Repo) -> None:
         ("ledger", 2, str(repo.path))
     ]
     assert "git history   ledger 2 commits\n" in run_cli("status").stdout
+    # The commits are memory, but no session the user had: status counts none.
+    assert whole["counts"]["sessions"] == 0
+    assert whole["recent_sessions"] == []
+    assert whole["counts"]["observations"] == 2
+    text = run_cli("status").stdout
+    assert "memory        0 sessions, 0 prompts, 2 observations, 0 summaries\n" in text
+    with Database() as db:
+        from claude_mem.store import stats
+
+        assert stats.projects(db.read())[0] | {"last_activity": 0} == {
+            "name": "ledger", "sessions": 0, "observations": 2, "last_activity": 0
+        }  # fmt: skip

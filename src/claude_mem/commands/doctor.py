@@ -7,6 +7,8 @@ import json
 import os
 from typing import TYPE_CHECKING
 
+from claude_mem.text import counted
+
 if TYPE_CHECKING:
     from claude_mem.settings import Settings
 
@@ -66,7 +68,9 @@ def checks() -> list[dict[str, str]]:
     try:
         with open_database(loaded) as db:
             done, todo = db.schema_state()
-            detail = f"{db.path}: {len(done)} migrations, latest {done[-1] if done else '-'}"
+            detail = (
+                f"{db.path}: {counted(len(done), 'migration')}, latest {done[-1] if done else '-'}"
+            )
             add(
                 "database", "fail" if todo else "ok", detail + (f"; pending {todo}" if todo else "")
             )
@@ -173,15 +177,17 @@ def _spool() -> tuple[str, str, str]:
 
     waiting = spool.pending_bytes()
     state = spool.read_state()
-    dropped = state.get("dropped") if isinstance(state.get("dropped"), int) else 0
-    earlier = state.get("last_dropped") if isinstance(state.get("last_dropped"), int) else 0
+    dropped, earlier = (
+        value if isinstance(value := state.get(key), int) else 0
+        for key in ("dropped", "last_dropped")
+    )
     if dropped:
         why = state.get("last_reason") or "the spool is full"
         fix = "start the worker (`claude-mem worker start`); CLAUDE_MEM_SPOOL_MAX_BYTES: the size"
-        return ("spool", "fail", f"{dropped} events dropped ({why}); {fix}")
+        return ("spool", "fail", f"{counted(dropped, 'event')} dropped ({why}); {fix}")
     detail = f"{waiting} bytes of events wait for the worker" if waiting else "empty"
     if earlier:
-        detail += f"; {earlier} events were dropped while it was full (before the last start)"
+        detail += f"; {counted(earlier, 'event')} dropped while it was full (before the last start)"
     return ("spool", "warn" if waiting or earlier else "ok", detail)
 
 
