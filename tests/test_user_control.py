@@ -182,6 +182,9 @@ def test_one_session_name_everywhere_and_a_plain_resume_lifts_pause_all(
     assert list(control.pauses()["sessions"]) == [FIRST]
     assert main(["resume", "--session", "5f2c1a"]) == 0
     assert f"capture resumed for session {FIRST}" in capsys.readouterr().out
+    control.pause("9d0e-not-stored-yet", reason="#nomem")  # a #nomem before its session is stored
+    assert main(["resume", "--session", "9d0e"]) == 0
+    assert "capture resumed for session 9d0e-not-stored-yet" in capsys.readouterr().out
     # a plain resume lifts `pause --all`, even with no session going; one paused alone stays so
     assert main(["pause", "--session", SECOND]) == 0
     assert main(["pause", "--all"]) == 0

@@ -26,18 +26,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _target(given: str | None, paused: list[str]) -> tuple[str, str]:
-    """A paused id, or its start, is taken as it is (a `#nomem` session may not be stored yet)."""
+    """A paused id is taken as it is, and so is the start of one that names no stored session
+    (a `#nomem` session may not be stored yet)."""
     if given is None and paused:
         given = paused[-1]  # pauses are kept oldest first
-    if given is not None and given not in paused:
-        starting = [host_id for host_id in paused if given and host_id.startswith(given)]
-        given = starting[0] if len(starting) == 1 else given
     if given is not None and given in paused:
         try:
             return target_session(given)
         except NoSession:
             return given, f"session {given}"
-    return target_session(given)
+    try:
+        return target_session(given)
+    except NoSession:
+        starting = [host_id for host_id in paused if given and host_id.startswith(given)]
+        if len(starting) != 1:
+            raise
+        return starting[0], f"session {starting[0]}"
 
 
 def _lift_global(still: list[str]) -> None:
