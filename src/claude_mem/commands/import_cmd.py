@@ -3,12 +3,11 @@
 FILE is a `claude-mem export` (JSON Lines; `-` reads stdin); one that holds fewer records than
 its header counts (a truncated copy) is refused, naming what is missing, unless `--partial`.
 `--from-claude-mem` reads the original claude-mem's database (default
-~/.claude-mem/claude-mem.db) read-only. Either way,
-importing again adds nothing, and every text is privacy-cleaned on the way in. `--git` reads
-a repository's history (`git` itself) into memory, one observation per commit that says
-something; again, only new commits are read. Imported rows
-are embedded for semantic search by the worker in the background (at its next start if it
-is not running).
+~/.claude-mem/claude-mem.db) read-only. Either way, importing again adds nothing, and every
+text is privacy-cleaned on the way in. `--git` reads a repository's history (`git` itself) into
+memory, one observation per commit that says something; again, only new commits are read.
+Imported rows are embedded for semantic search by the worker in the background (at its next
+start if it is not running).
 """
 
 from __future__ import annotations
@@ -82,8 +81,8 @@ def _print_git(stats: HistoryStats) -> None:
     result = stats.as_dict()
     skipped = {k: n for k, n in result["skipped"].items() if n}
     if not (stats.commits or stats.rewritten or stats.pending or set(skipped) - {"known"}):
-        kept = counted(stats.kept, "commit")
-        print(f"{stats.project}'s history is up to date ({kept} in memory): no new commits")
+        held = counted(stats.kept, "commit")
+        print(f"{stats.project}'s history is up to date ({held} in memory): no new commits")
         return
     kept = counted(result["imported"]["commits"], "commit")
     rewritten = result["imported"]["rewritten"]
