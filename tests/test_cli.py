@@ -107,7 +107,7 @@ def test_status_counts(data_dir: Path) -> None:
     assert info["counts"]["observations"] == 1
     assert info["projects"] == ["alpha"]
     text = run("status").stdout
-    assert "1 sessions" in text
+    assert "memory        1 session, 0 prompts, 1 observation, 0 summaries\n" in text
     assert "alpha" in text
 
 

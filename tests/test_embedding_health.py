@@ -139,3 +139,31 @@ def test_status_and_doctor_say_nothing_of_an_embedder_without_a_worker(
 
     assert status.collect()["embedding"] is None
     assert "worker embedding" not in {check["check"] for check in doctor.checks()}
+
+
+def test_status_and_doctor_show_the_same_embedding_backlog(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Records the model has not embedded yet are shown by both, worker or not (a `ready`
+    embedder with a backlog said only `ready` in `status` while `doctor` counted them)."""
+    from claude_mem.commands import doctor, status
+    from claude_mem.store.db import open_database
+
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", str(free_port()))
+    with open_database() as db:
+        sid = session(db)
+        for n in range(3):
+            observation(db, sid, title=f"waiting for its vector {n}")
+    waiting = (
+        "3 records not embedded yet (the worker embeds them; or `claude-mem reindex --resume`)"
+    )
+
+    assert status.collect()["embedding_backlog"] == 3
+    status.run(argparse.Namespace(json=False))
+    lines = [row for row in capsys.readouterr().out.splitlines() if row.startswith("embeddings")]
+    assert lines == [f"embeddings    {waiting}"]
+    assert waiting in {check["check"]: check for check in doctor.checks()}["embeddings"]["detail"]
+    assert status._embedding_line({"state": "ready"}, 3) == f"ready; {waiting}"  # with a worker
+
+    monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")  # vectors off: no backlog
+    assert status.collect()["embedding_backlog"] is None

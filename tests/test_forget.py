@@ -143,9 +143,9 @@ def test_cli_forgets_with_confirmation_or_yes(
     assert main(["forget", "--observation", str(ledger["obs"]), "--yes"]) == 1
     assert "nothing to forget" in capsys.readouterr().err
     assert main(["forget", "--session", str(ledger["session"]), "--yes"]) == 0
-    assert "forgot session 1 (ledger, 1 prompts, 1 observations)" in capsys.readouterr().out
+    assert "forgot session a (ledger, 1 prompt, 1 observation)" in capsys.readouterr().out
     assert main(["forget", "--project", "other", "-y"]) == 0
-    assert "forgot project other: 1 sessions, 1 prompts, 2 observations, 1 summaries" in (
+    assert "forgot project other: 1 session, 1 prompt, 2 observations, 1 summary" in (
         capsys.readouterr().out
     )
     with Database() as db:

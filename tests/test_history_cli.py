@@ -49,11 +49,13 @@ def test_import_reports_what_it_read_and_a_rerun_adds_nothing(repo: Repo) -> Non
         "skipped": {"known": 0, "merge": 0, "bot": 0, "format": 0, "trivial": 1, "folded": 0},
         "pending": 0,
         "complete": True,
+        "kept": 2,
         "seconds": first["seconds"],
     }
     again = imported(str(repo.path))
     assert again["imported"] == {"commits": 0, "rewritten": 0}
     assert again["complete"] is True
+    assert again["kept"] == 2
     with Database() as db:
         rows = db.read().execute("SELECT type, title FROM observations ORDER BY created_at")
         assert [tuple(row) for row in rows] == [
@@ -68,6 +70,18 @@ def test_the_human_output_names_the_project_and_the_skips(repo: Repo) -> None:
     assert done.stdout.splitlines()[0] == (
         "2 commits of ledger's history imported (skipped: 1 trivial)"
     )
+    again = run_cli("import", "--git", str(repo.path))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "ledger's history is up to date (2 commits in memory): no new commits\n"
+    repo.commit({"notes.md": "y\n"}, "wip")  # new, but no memory: said as skipped, not up to date
+    third = run_cli("import", "--git", str(repo.path))
+    assert third.stdout.splitlines()[0] == (
+        "0 commits of ledger's history imported (skipped: 3 known, 1 trivial)"
+    )
+    repo.commit({"ledger.py": "def post():\n    return 3\n"}, "Post in cents\n\nNo floats.")
+    run_cli("import", "--git", str(repo.path))  # new HEAD, one more commit kept
+    fourth = run_cli("import", "--git", str(repo.path), "--since", "2023-01-01")
+    assert fourth.stdout.startswith("ledger's history is up to date (3 commits in memory)")
 
 
 def test_the_current_directory_is_the_default(repo: Repo) -> None:
@@ -157,3 +171,15 @@ def test_status_names_the_histories_read(repo: Repo) -> None:
         ("ledger", 2, str(repo.path))
     ]
     assert "git history   ledger 2 commits\n" in run_cli("status").stdout
+    # The commits are memory, but no session the user had: status counts none.
+    assert whole["counts"]["sessions"] == 0
+    assert whole["recent_sessions"] == []
+    assert whole["counts"]["observations"] == 2
+    text = run_cli("status").stdout
+    assert "memory        0 sessions, 0 prompts, 2 observations, 0 summaries\n" in text
+    with Database() as db:
+        from claude_mem.store import stats
+
+        assert stats.projects(db.read())[0] | {"last_activity": 0} == {
+            "name": "ledger", "sessions": 0, "observations": 2, "last_activity": 0
+        }  # fmt: skip

@@ -217,7 +217,7 @@ def test_doctor_reports_the_model_and_records_waiting_for_vectors(
     found = {c["check"]: c for c in checks()}
     assert found["embeddings"]["status"] == "ok"
     assert "checksum ok" in found["embeddings"]["detail"]
-    assert "1 records not embedded yet" in found["embeddings"]["detail"]
+    assert "1 record not embedded yet" in found["embeddings"]["detail"]
 
     monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")
     found = {c["check"]: c for c in checks()}

@@ -22,6 +22,8 @@ from claude_mem.store.search_queries import SearchFilters
 from claude_mem.store.sessions import add_prompt, complete_session, ensure_session
 from claude_mem.store.summaries import insert_summary
 from claude_mem.transfer.records import FORMAT, VERSION
+from tests.net import free_port, worker_pids
+from tests.test_worker_lifecycle import _dir_env
 
 BIN = Path(sys.executable).with_name("claude-mem")
 T0 = 1_767_225_600_000
@@ -168,6 +170,37 @@ def test_export_of_an_unknown_project_is_an_error_naming_the_known_ones(
     assert not out.exists()  # nothing written, nothing truncated
 
 
+def test_a_truncated_export_is_refused_naming_what_is_missing_unless_partial(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    with open_database() as db:
+        seed(db)
+    lines = cli("export", data=data_dir).stdout.splitlines()
+    kinds = [json.loads(line).get("kind") for line in lines]
+    cut = kinds.index("observation") + 1  # the header, sessions, prompts and one observation
+    path = tmp_path / "cut.jsonl"
+    path.write_text("\n".join(lines[:cut]) + "\n")
+    fresh = tmp_path / "fresh"
+
+    refused = cli("import", str(path), data=fresh)
+    assert refused.returncode == 2
+    assert "8 of 9 observations missing, 3 of 3 summaries missing" in refused.stderr
+    assert "nothing imported; `--partial` imports what it holds" in refused.stderr
+    assert all(rows == [] for rows in dump(fresh).values())
+
+    taken = cli("import", str(path), "--partial", data=fresh)
+    assert taken.returncode == 0, taken.stderr
+    assert "1 observation, 0 summaries" in taken.stdout
+    assert "incomplete (8 of 9 observations missing, 3 of 3 summaries missing)" in taken.stdout
+    assert len(dump(fresh)["observations"]) == 1
+    again = json.loads(cli("import", str(path), "--partial", "--json", data=fresh).stdout)
+    assert again["mismatch"]["observation"] == {"expected": 9, "found": 1}
+    assert (
+        "--partial only applies to a FILE"
+        in cli("import", "--from-claude-mem", str(path), "--partial", data=fresh).stderr
+    )
+
+
 def header(**overrides: Any) -> str:
     return json.dumps({"format": FORMAT, "version": VERSION} | overrides)
 
@@ -251,3 +284,29 @@ def test_superseded_links_are_mapped_to_our_ids_and_outside_ones_dropped(
     again = {o["title"]: o for o in dump(fresh)["observations"]}
     assert again["retry twice"]["superseded_by"] == again["retry three times"]["id"]
     assert again["retry three times"]["superseded_by"] == again["retry twice again"]["id"]
+
+
+def test_an_import_beside_another_data_dirs_worker_says_nothing_about_that_worker(
+    tmp_path: Path,
+) -> None:
+    """Another data dir's worker on the configured port is a normal setup (this data dir's own
+    worker starts on a free port): a successful import does not go on about it."""
+    port = free_port()
+    theirs, ours = _dir_env(tmp_path / "a", port), _dir_env(tmp_path / "b", port)
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join([header(counts={"session": 1, "observation": 1}), SESSION,
+                               OBSERVATION]))  # fmt: skip
+    try:
+        theirs.start()
+        done = ours.cli("import", str(path))
+    finally:
+        theirs.cli("worker", "stop", timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"imported from {path}: 1 session, 0 prompts, 1 observation, 0 summaries "
+        "(0 already present)",
+        "No worker runs for this data dir: the new rows are embedded for semantic search once "
+        "it starts (`claude-mem worker start`).",
+    ]
+    assert done.stderr == ""
+    assert worker_pids(tmp_path, below=True) == []

@@ -158,6 +158,57 @@ def test_pause_refuses_unknown_sessions_skips_ended_ones_and_its_undo_undoes(
     assert "no active session" in capsys.readouterr().err
 
 
+FIRST, SECOND = "5f2c1a9e-7d41-4c0e-9b1a-2e6f3d8c0a11", "5f2c77d0-0b9e-4f6a-8e2d-91c4a7b5e302"
+
+
+def test_one_session_name_everywhere_and_a_plain_resume_lifts_pause_all(
+    worker: RunningWorker, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    send(worker, project, FIRST, 1)
+    send(worker, project, SECOND, 1)
+    # status lists the sessions by the agent's id, the name every command takes
+    assert main(["status"]) == 0
+    text = capsys.readouterr().out
+    assert f"sessions      {SECOND}  ledger, claude-code, active\n" in text
+    assert f"              {FIRST}  ledger, claude-code, active\n" in text
+    assert main(["status", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["recent_sessions"]
+    assert [(s["id"], s["paused"]) for s in listed] == [(SECOND, False), (FIRST, False)]
+    # the start of an id names the one session whose id starts so; a shared start is refused
+    assert main(["pause", "--session", "5f2c"]) == 1
+    assert f"5f2c starts several sessions' ids ({SECOND}, {FIRST})" in capsys.readouterr().err
+    assert main(["pause", "--session", "5f2c1"]) == 0
+    assert f"capture paused for session {FIRST} (ledger, claude-code)" in capsys.readouterr().out
+    assert list(control.pauses()["sessions"]) == [FIRST]
+    assert main(["resume", "--session", "5f2c1a"]) == 0
+    assert f"capture resumed for session {FIRST}" in capsys.readouterr().out
+    control.pause("9d0e-not-stored-yet", reason="#nomem")  # a #nomem before its session is stored
+    assert main(["resume", "--session", "9d0e"]) == 0
+    assert "capture resumed for session 9d0e-not-stored-yet" in capsys.readouterr().out
+    # a plain resume lifts `pause --all`, even with no session going; one paused alone stays so
+    assert main(["pause", "--session", SECOND]) == 0
+    assert main(["pause", "--all"]) == 0
+    end(worker, FIRST)
+    end(worker, SECOND)
+    capsys.readouterr()
+    assert main(["resume"]) == 0
+    said = capsys.readouterr().out
+    assert "capture resumed for every session" in said
+    assert f"still paused on their own: {SECOND}" in said
+    assert control.pauses()["all"] is None
+    assert list(control.pauses()["sessions"]) == [SECOND]
+    assert send(worker, project, "brand-new", 1)["status"] == "queued"
+    assert main(["resume"]) == 0  # no global pause now: the session paused last
+    assert f"capture resumed for session {SECOND}" in capsys.readouterr().out
+    # forget takes the same names (and still the number the viewer shows)
+    assert main(["forget", "--session", "5f2c7", "--yes"]) == 0
+    assert f"forgot session {SECOND} (ledger, 0 prompts, " in capsys.readouterr().out
+    assert main(["forget", "--session", "5f2c", "--yes"]) == 0  # only one id starts so now
+    assert f"forgot session {FIRST}" in capsys.readouterr().out
+    assert main(["forget", "--session", "nope", "--yes"]) == 1
+    assert "no session nope is recorded; `claude-mem status` lists" in capsys.readouterr().err
+
+
 def set_mode(worker: RunningWorker, mode: str) -> None:
     response = worker.client.post("/api/settings", json={"values": {"CLAUDE_MEM_MODE": mode}})
     assert response.status_code == 200

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from claude_mem import log, paths
 from claude_mem.settings import Settings
+from claude_mem.store import stats
 from claude_mem.store.db import Database, connect
 from claude_mem.store.migrations import SchemaError, pending
 
@@ -30,18 +31,6 @@ DAILY_PREFIX = "daily-"
 DAY_S = 86_400
 CHECK_EVERY_S = 3600.0  # how often the worker asks whether a daily backup is due
 FIRST_CHECK_S = 60.0  # after the worker starts: let the start itself finish first
-# table counted in a backup -> (one, many) as people say it, in the order `status` uses
-WORDS = {
-    "sessions": ("session", "sessions"),
-    "user_prompts": ("prompt", "prompts"),
-    "observations": ("observation", "observations"),
-    "session_summaries": ("summary", "summaries"),
-}
-
-
-def describe(counts: dict[str, int]) -> str:
-    """`3 sessions, 1 prompt, ...`: a backup's row counts in the user's words."""
-    return ", ".join(f"{n} {WORDS[table][n != 1]}" for table, n in counts.items())
 
 
 class BackupError(RuntimeError):
@@ -73,10 +62,7 @@ def _check(path: Path) -> dict[str, int]:
         if conn.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
             raise BackupError(f"{path}: the database is damaged (integrity check failed)")
         pending(conn)  # SchemaError if a newer claude-mem-py wrote it
-        return {
-            table: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-            for table in WORDS
-        }
+        return stats.table_counts(conn, stats.MEMORY_TABLES)
     except SchemaError as exc:
         raise BackupError(f"{path}: {exc}") from None
     except sqlite3.DatabaseError as exc:

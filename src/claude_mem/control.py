@@ -93,6 +93,16 @@ def resume(host_session_id: str | None = None) -> bool:
     return True
 
 
+def lift_global() -> bool:
+    """Lift `pause --all` alone (sessions paused one by one stay so); False when it was off."""
+    state = pauses()
+    if state["all"] is None:
+        return False
+    state["all"] = None
+    _save(state)
+    return True
+
+
 def capture_blocked(
     mode: str, host_session_id: str | None, *, held: bool | None = None
 ) -> str | None:

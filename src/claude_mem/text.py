@@ -53,5 +53,15 @@ def shorten(text: str, limit: int) -> str:
 
 
 def counted(number: int, singular: str, plural: str | None = None) -> str:
-    """'1 result', '3 results' (or the given plural: '2 matches')."""
-    return f"{number} {singular if number == 1 else plural or singular + 's'}"
+    """'1 result', '3 results', '2 summaries' (or the given plural: '2 matches'): every count
+    printed for people goes through here, so none reads '1 sessions'."""
+    if number == 1:
+        return f"{number} {singular}"
+    return f"{number} {plural or _plural(singular)}"
+
+
+def _plural(singular: str) -> str:
+    """The regular English plural of the last word: 'summary' → 'summaries', 'key' → 'keys'."""
+    if singular.endswith("y") and singular[-2:-1] not in ("", *"aeiou"):
+        return singular[:-1] + "ies"
+    return singular + "s"

@@ -18,8 +18,9 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from claude_mem.backup import BackupError, backup, describe
+    from claude_mem.backup import BackupError, backup
     from claude_mem.store.db import open_database
+    from claude_mem.store.stats import describe
 
     try:
         with open_database() as db:

@@ -11,6 +11,8 @@ import argparse
 import json
 from typing import Any
 
+from claude_mem.text import counted
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -47,9 +49,9 @@ def _print_info(info: dict[str, Any]) -> None:
     stats = info["stats"]
     dates = stats.get("date_range") or {}
     types = ", ".join(f"{k} {v}" for k, v in (stats.get("type_breakdown") or {}).items())
-    print(f"{info['name']}: {stats.get('observation_count', 0)} observations, "
+    print(f"{info['name']}: {counted(stats.get('observation_count', 0), 'observation')}, "
           f"{day(dates.get('earliest'))} to {day(dates.get('latest'))}, "
-          f"~{stats.get('token_estimate', 0)} tokens")  # fmt: skip
+          f"~{counted(stats.get('token_estimate', 0), 'token')}")  # fmt: skip
     if info["description"]:
         print(f"  {info['description']}")
     if types:

@@ -7,6 +7,8 @@ import json
 import os
 from typing import TYPE_CHECKING
 
+from claude_mem.text import counted
+
 if TYPE_CHECKING:
     from claude_mem.settings import Settings
 
@@ -66,7 +68,9 @@ def checks() -> list[dict[str, str]]:
     try:
         with open_database(loaded) as db:
             done, todo = db.schema_state()
-            detail = f"{db.path}: {len(done)} migrations, latest {done[-1] if done else '-'}"
+            detail = (
+                f"{db.path}: {counted(len(done), 'migration')}, latest {done[-1] if done else '-'}"
+            )
             add(
                 "database", "fail" if todo else "ok", detail + (f"; pending {todo}" if todo else "")
             )
@@ -201,24 +205,25 @@ def _spool() -> tuple[str, str, str]:
 
     waiting = spool.pending_bytes()
     state = spool.read_state()
-    dropped = state.get("dropped") if isinstance(state.get("dropped"), int) else 0
-    earlier = state.get("last_dropped") if isinstance(state.get("last_dropped"), int) else 0
+    dropped, earlier = (
+        value if isinstance(value := state.get(key), int) else 0
+        for key in ("dropped", "last_dropped")
+    )
     if dropped:
         why = state.get("last_reason") or "the spool is full"
         fix = "start the worker (`claude-mem worker start`); CLAUDE_MEM_SPOOL_MAX_BYTES: the size"
-        return ("spool", "fail", f"{dropped} events dropped ({why}); {fix}")
+        return ("spool", "fail", f"{counted(dropped, 'event')} dropped ({why}); {fix}")
     detail = f"{waiting} bytes of events wait for the worker" if waiting else "empty"
     if earlier:
-        detail += f"; {earlier} events were dropped while it was full (before the last start)"
+        detail += f"; {counted(earlier, 'event')} dropped while it was full (before the last start)"
     return ("spool", "warn" if waiting or earlier else "ok", detail)
 
 
 def _embeddings(loaded: Settings) -> tuple[str, str, str]:
     """Whether vector search can work, without loading the model (slow and large to load)."""
     from claude_mem.search import embed
-    from claude_mem.store import vectors
+    from claude_mem.search.embedding_health import backlog, describe_backlog
     from claude_mem.store.db import open_database
-    from claude_mem.store.search_queries import KINDS
 
     name = loaded.get_str("CLAUDE_MEM_EMBEDDING_MODEL")
     if name == "none":
@@ -230,15 +235,11 @@ def _embeddings(loaded: Settings) -> tuple[str, str, str]:
     detail = f"{name} ({path.name}, checksum ok)"
     try:
         with open_database(loaded) as db:
-            conn = db.read()
-            model = embed.model_id(name, sha256)
-            missing = sum(vectors.count_missing(conn, kind, model) for kind in KINDS)
+            missing = backlog(db, embed.model_id(name, sha256))
     except Exception:  # the database check above already reports why
         return "embeddings", "ok", detail
     if missing:
-        detail += (
-            f"; {missing} records not embedded yet (the worker does it; or `claude-mem reindex`)"
-        )
+        detail += f"; {describe_backlog(missing)}"
     return "embeddings", "ok", detail
 
 

@@ -49,9 +49,9 @@ def run(args: argparse.Namespace) -> int:
             return 1
         with progress_bar("exporting") as bar:
             counts = _write(db, args.output, projects, bar)
-    from claude_mem.transfer.records import PLURAL
+    from claude_mem.text import counted
 
-    summary = ", ".join(f"{n} {PLURAL[kind]}" for kind, n in counts.items())
+    summary = ", ".join(counted(n, kind) for kind, n in counts.items())
     print(f"exported {summary}", file=sys.stderr)
     return 0
 

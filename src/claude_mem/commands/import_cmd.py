@@ -1,12 +1,13 @@
 """`claude-mem import FILE` / `--from-claude-mem [PATH]` / `--git [PATH]`.
 
-FILE is a `claude-mem export` (JSON Lines; `-` reads stdin). `--from-claude-mem` reads the
-original claude-mem's database (default ~/.claude-mem/claude-mem.db) read-only. Either way,
-importing again adds nothing, and every text is privacy-cleaned on the way in. `--git` reads
-a repository's history (`git` itself) into memory, one observation per commit that says
-something; again, only new commits are read. Imported rows
-are embedded for semantic search by the worker in the background (at its next start if it
-is not running).
+FILE is a `claude-mem export` (JSON Lines; `-` reads stdin); one that holds fewer records than
+its header counts (a truncated copy) is refused, naming what is missing, unless `--partial`.
+`--from-claude-mem` reads the original claude-mem's database (default
+~/.claude-mem/claude-mem.db) read-only. Either way, importing again adds nothing, and every
+text is privacy-cleaned on the way in. `--git` reads a repository's history (`git` itself) into
+memory, one observation per commit that says something; again, only new commits are read.
+Imported rows are embedded for semantic search by the worker in the background (at its next
+start if it is not running).
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", nargs="?", help="a `claude-mem export` file, or - for stdin")
+    parser.add_argument(
+        "--partial", action="store_true",
+        help="with FILE: import what it holds even when it lacks records its header counts",
+    )  # fmt: skip
     parser.add_argument(
         "--from-claude-mem", nargs="?", const="~/.claude-mem/claude-mem.db", metavar="PATH",
         help="import the original claude-mem's database (default ~/.claude-mem/claude-mem.db)",
@@ -52,8 +57,8 @@ def _import_git(args: argparse.Namespace) -> HistoryStats:
     from claude_mem.settings import load
     from claude_mem.store.db import open_database
 
-    if args.file or args.from_claude_mem:
-        raise ValueError("--git reads a repository: give no FILE and no --from-claude-mem")
+    if args.file or args.from_claude_mem or args.partial:
+        raise ValueError("--git reads a repository: give no FILE, --from-claude-mem or --partial")
     if args.max is not None and args.max < 1:
         raise ValueError("--max needs a positive number of commits")
     settings = load()
@@ -75,6 +80,10 @@ def _print_git(stats: HistoryStats) -> None:
         return
     result = stats.as_dict()
     skipped = {k: n for k, n in result["skipped"].items() if n}
+    if not (stats.commits or stats.rewritten or stats.pending or set(skipped) - {"known"}):
+        held = counted(stats.kept, "commit")
+        print(f"{stats.project}'s history is up to date ({held} in memory): no new commits")
+        return
     kept = counted(result["imported"]["commits"], "commit")
     rewritten = result["imported"]["rewritten"]
     parts = [f"{kept} of {result['project']}'s history imported"]
@@ -99,6 +108,8 @@ def _import(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError("--since and --max only apply with --git")
     if bool(args.file) == bool(args.from_claude_mem):
         raise ValueError("give a FILE to import, --from-claude-mem [PATH] or --git [PATH]")
+    if args.partial and not args.file:
+        raise ValueError("--partial only applies to a FILE (an export)")
     with open_database() as db, progress_bar("importing") as bar:
         if args.from_claude_mem:
             mapping = claude_mem.parse_project_map(args.map_project)
@@ -108,15 +119,17 @@ def _import(args: argparse.Namespace) -> dict[str, Any]:
             )
             origin = str(source)
         elif args.file == "-":
-            stats = jsonl.import_lines(db, sys.stdin.buffer, progress=bar.advance,
-                                       on_total=bar.total)  # fmt: skip
+            stats = jsonl.import_lines(db, sys.stdin.buffer, partial=args.partial,
+                                       progress=bar.advance, on_total=bar.total)  # fmt: skip
             origin = "stdin"
         else:
             if args.map_project:
                 raise ValueError("--map-project only applies with --from-claude-mem")
             try:
                 with Path(args.file).open("rb") as handle:
-                    stats = jsonl.import_lines(db, handle, progress=bar.advance, on_total=bar.total)
+                    stats = jsonl.import_lines(
+                        db, handle, partial=args.partial, progress=bar.advance, on_total=bar.total
+                    )
             except OSError as exc:
                 raise ValueError(f"{args.file}: {exc.strerror}") from None
             origin = args.file
@@ -141,10 +154,13 @@ def run(args: argparse.Namespace) -> int:
             print(_embedding_note())
         return 0
     imported, skipped = result["imported"], result["skipped"]
-    from claude_mem.transfer.records import PLURAL
-
-    added = ", ".join(f"{n} {PLURAL[kind]}" for kind, n in imported.items())
+    added = ", ".join(counted(n, kind) for kind, n in imported.items())
     print(f"imported from {result['source']}: {added} ({sum(skipped.values())} already present)")
+    if result["mismatch"]:
+        from claude_mem.transfer.jsonl import describe_mismatch
+
+        print(f"the input was incomplete ({describe_mismatch(result['mismatch'])}): "
+              "imported what it holds (--partial)")  # fmt: skip
     if result["orphans"]:
         print(f"{counted(result['orphans'], 'record')} skipped: their session was not in the input")
     if sum(imported.values()):
@@ -153,7 +169,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _embedding_note() -> str:
-    """Who embeds the new rows: this data dir's worker, never one that serves another."""
+    """Who embeds the new rows: this data dir's worker, never one that serves another. Another
+    data dir's worker on the port is no problem here (this one's starts on a free port), so a
+    successful import does not talk about it; a program that is no worker there is named."""
     from claude_mem.worker import lifecycle
 
     found = lifecycle.lookup()
@@ -162,7 +180,7 @@ def _embedding_note() -> str:
             f"The worker (pid {found.ours.pid}) embeds the new rows for semantic search "
             "in the background."
         )
-    problem = found.problem()
+    problem = found.problem() if found.foreign is None else None
     return (
         "No worker runs for this data dir: the new rows are embedded for semantic search "
         "once it starts (`claude-mem worker start`)." + (f"\n{problem}" if problem else "")

@@ -4,8 +4,9 @@ Without options the session still going that saw an event last is paused (the on
 likely in). A paused session keeps its memory and still gets context; nothing new is recorded
 until `claude-mem resume`. A prompt containing `#nomem` pauses its own session the same way.
 
-Sessions are named by the agent's own session id everywhere (here, in `resume` and in
-`claude-mem status`): it is what the pause is keyed on, and what `--session` takes back.
+Sessions are named by the agent's own session id everywhere (here, in `resume`, `forget` and
+`claude-mem status`; see `session_names`): it is what the pause is keyed on, and what
+`--session` takes back.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import shlex
 import sys
 from typing import Any
 
-SESSION_HELP = "the session number the viewer shows (Session #N), or the agent's session id"
+from claude_mem.commands.session_names import SESSION_HELP, NoSession, label, named_session
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,37 +29,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scope.add_argument("--all", action="store_true", help="every session, new ones too")
 
 
-class NoSession(Exception):
-    """The session to act on cannot be found."""
-
-
 def _row(given: str | None) -> dict[str, Any]:
-    """The stored session `given` names (its number or the agent's id), or the latest active."""
+    """The stored session `given` names, or the latest active one."""
     from claude_mem.store.db import open_database
-    from claude_mem.store.sessions import get_session, latest_active_session, sessions_with_host_id
+    from claude_mem.store.sessions import latest_active_session
 
     with open_database() as db:
         conn = db.read()
-        if given is None:
-            row = latest_active_session(conn)
-            if row is None:
-                raise NoSession("no active session (none recorded, or all ended); "
-                                "give --session ID or --all")  # fmt: skip
-            return row
-        found = sessions_with_host_id(conn, given)
-        if found:
-            return found[0]
-        row = get_session(conn, int(given)) if given.isdigit() else None
+        if given is not None:
+            return named_session(conn, given)
+        row = latest_active_session(conn)
     if row is None:
-        raise NoSession(f"no session {given} is recorded; the viewer shows each session's number")
+        raise NoSession("no active session (none recorded, or all ended); "
+                        "give --session ID or --all")  # fmt: skip
     return row
 
 
 def target_session(given: str | None) -> tuple[str, str]:
     """(the agent's session id, a label for people) for `--session` or the latest active one."""
     row = _row(given)
-    host_id = str(row["host_session_id"])
-    return host_id, f"session {host_id} ({row['project']}, {row['platform']})"
+    return str(row["host_session_id"]), label(row)
 
 
 def resume_command(host_id: str) -> str:

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{counts['pending']} pending, {counts['processing']} processing, {counts['dead']} dead")
     for row in dead:
         print(f"  dead #{row['id']} session {row['session_id']} {row['kind']}: "
-              f"{row['attempts']} attempts, {row['last_error']}")  # fmt: skip
+              f"{counted(row['attempts'], 'attempt')}, {row['last_error']}")  # fmt: skip
     if dead:
         print(
             "retry with `claude-mem queue retry [IDS]`, "

@@ -18,8 +18,9 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from claude_mem.backup import BackupError, describe, restore
+    from claude_mem.backup import BackupError, restore
     from claude_mem.settings import load as load_settings
+    from claude_mem.store.stats import describe
 
     redact = load_settings().get_bool("CLAUDE_MEM_REDACT_SECRETS")
     try:

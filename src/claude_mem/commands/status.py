@@ -1,4 +1,5 @@
-"""`claude-mem status`: what memory holds right now."""
+"""`claude-mem status`: what memory holds right now, and the sessions seen last, named by the
+agent's session id as `pause`, `resume` and `forget --session` take it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import argparse
 import json
 
 from claude_mem.text import counted
+
+RECENT_SESSIONS = 5  # sessions listed, newest first
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,7 +22,9 @@ def collect() -> dict[str, object]:
     from claude_mem.store.db import open_database
 
     pauses = control.pauses()
-    with open_database() as db:
+    loaded = settings.load()
+    model = embedding_health.configured_model(loaded)
+    with open_database(loaded) as db:
         conn = db.read()
         sizes = stats.file_bytes(db.path)
         return {
@@ -30,11 +35,24 @@ def collect() -> dict[str, object]:
             **stats.snapshot(conn),
             "projects": [project["name"] for project in stats.projects(conn)],
             "git_history": git_history.histories(conn),
-            "mode": settings.load().get_str("CLAUDE_MEM_MODE"),
+            "mode": loaded.get_str("CLAUDE_MEM_MODE"),
             "paused_all": pauses["all"] is not None,
             "paused_sessions": sorted(pauses["sessions"]),
+            "recent_sessions": [
+                {
+                    "id": row["host_session_id"],
+                    "number": row["id"],
+                    "project": row["project"],
+                    "platform": row["platform"],
+                    "status": row["status"],
+                    "paused": control.paused(row["host_session_id"]),
+                }
+                for row in stats.recent_sessions(conn, RECENT_SESSIONS)
+            ],
             "worker": _worker(),
             "embedding": embedding_health.from_worker(),  # the worker's embedder, or None
+            # records the configured model has not embedded yet (None: vectors off)
+            "embedding_backlog": embedding_health.backlog(db, model) if model else None,
         }
 
 
@@ -77,6 +95,19 @@ def _history_line(histories: object) -> str:
     return ", ".join(parts)
 
 
+def _session_lines(sessions: object) -> list[str]:
+    """One line per recent session: its id first, as the commands that take one want it."""
+    assert isinstance(sessions, list)
+    if not sessions:
+        return ["none recorded yet"]
+    width = max(len(str(s["id"])) for s in sessions)
+    return [
+        f"{s['id']:<{width}}  {s['project']}, {s['platform']}, "
+        f"{'ended' if s['status'] != 'active' else 'active'}{', paused' if s['paused'] else ''}"
+        for s in sessions
+    ]
+
+
 def _worker_line(worker: object) -> str:
     assert isinstance(worker, dict)
     if worker["running"]:
@@ -102,10 +133,9 @@ def run(args: argparse.Namespace) -> int:
         f"of which {sizes['wal']:,} in the WAL)"
     )
     print(f"worker        {_worker_line(info['worker'])}")
-    print(
-        f"memory        {counts['sessions']} sessions, {counts['user_prompts']} prompts, "
-        f"{counts['observations']} observations, {counts['session_summaries']} summaries"
-    )
+    from claude_mem.store.stats import MEMORY_TABLES, describe
+
+    print(f"memory        {describe({table: counts[table] for table in MEMORY_TABLES})}")
     print(
         f"queue         {queue['pending']} pending, {queue['processing']} processing, "
         f"{queue['dead']} dead"
@@ -115,8 +145,19 @@ def run(args: argparse.Namespace) -> int:
     print(f"projects      {', '.join(projects) if projects else '(none yet)'}")
     print(f"git history   {_history_line(info['git_history'])}")
     print(f"mode          {_capture_line(info)}")
-    if isinstance(info["embedding"], dict):
-        from claude_mem.search.embedding_health import describe
-
-        print(f"embeddings    {describe(info['embedding'])[1]}")
+    for n, line in enumerate(_session_lines(info["recent_sessions"])):
+        print(f"{'sessions' if n == 0 else '':<14}{line}")
+    embeddings = _embedding_line(info["embedding"], info["embedding_backlog"])
+    if embeddings:
+        print(f"embeddings    {embeddings}")
     return 0
+
+
+def _embedding_line(embedding: object, backlog: object) -> str:
+    """The worker's embedder (when one runs) and the records still to embed (when any)."""
+    from claude_mem.search.embedding_health import describe, describe_backlog
+
+    parts = [describe(embedding)[1]] if isinstance(embedding, dict) else []
+    if isinstance(backlog, int) and backlog:
+        parts.append(describe_backlog(backlog))
+    return "; ".join(parts)

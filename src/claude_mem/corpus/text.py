@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from claude_mem.corpus.render import day
+from claude_mem.text import counted
 
 
 def info_line(info: Mapping[str, Any]) -> str:
@@ -13,9 +14,9 @@ def info_line(info: Mapping[str, Any]) -> str:
     dates = stats.get("date_range") or {}
     types = ", ".join(f"{k} {v}" for k, v in (stats.get("type_breakdown") or {}).items())
     line = (
-        f"{info.get('name')}: {stats.get('observation_count', 0)} observations, "
+        f"{info.get('name')}: {counted(stats.get('observation_count', 0), 'observation')}, "
         f"{day(dates.get('earliest'))} to {day(dates.get('latest'))}, "
-        f"~{stats.get('token_estimate', 0)} tokens"
+        f"~{counted(stats.get('token_estimate', 0), 'token')}"
     )
     if types:
         line += f" ({types})"

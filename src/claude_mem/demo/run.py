@@ -93,7 +93,7 @@ def run_demo(
                   "through the real hook command")  # fmt: skip
         where = "temporary; your own memory is not touched" if data_dir is None else "--data-dir"
         _say(out, f"  memory   {data}  ({where})")
-        _say(out, f"  project  {project}  ({len(files)} files)")
+        _say(out, f"  project  {project}  ({counted(len(files), 'file')})")
         how = "started for this demo" if worker.started else "already running; left as it was"
         chain = ", then ".join(_get_json(worker, "/api/stats")["provider_chain"]) or "?"
         _say(out, f"  worker   pid {worker.pid} at {worker.url}  ({how}; compressor: {chain})")
@@ -107,8 +107,8 @@ def run_demo(
             replayed.append(_replay(session, label, project=project, home=home, out=out))
         stats, seconds = _wait_drained(worker)
         counts = stats["counts"]
-        _say(out, f"Compressed into {counts['observations']} observations and "
-                  f"{counts['session_summaries']} session summaries by the worker "
+        _say(out, f"Compressed into {counted(counts['observations'], 'observation')} and "
+                  f"{counted(counts['session_summaries'], 'session summary')} by the worker "
                   f"(queue drained {seconds:.1f} s after the last hook).")  # fmt: skip
         problems = [p for r in replayed for p in r.problems]
         for problem in problems:

@@ -54,6 +54,7 @@ class HistoryStats:
     complete: bool = False  # HEAD's whole history is read
     seconds: float = 0.0
     empty: bool = False  # the repository has no commit yet
+    kept: int = 0  # the project's commits in memory after this run (new and earlier ones)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -63,6 +64,7 @@ class HistoryStats:
             "skipped": dict(self.skipped),
             "pending": self.pending,
             "complete": self.complete,
+            "kept": self.kept,
             "seconds": round(self.seconds, 3),
         }
 
@@ -101,6 +103,7 @@ def import_history(
     known_state = git_history.state(db.read(), repo.project)
     if head is None or (whole and known_state is not None and known_state["head"] == head):
         stats.empty, stats.complete = head is None, True  # nothing to read, or all read
+        stats.kept = known_state["commits"] if known_state else 0
         stats.seconds = time.monotonic() - started
         return stats
     listed = gitlog.revisions(repo.root, since=since, max_count=max_commits)
@@ -130,6 +133,8 @@ def import_history(
     with db.write() as conn:
         previous = known_state["head"] if known_state else None
         git_history.save_state(conn, repo.project, repo.root, head if stats.complete else previous)
+        saved = git_history.state(conn, repo.project)
+    stats.kept = saved["commits"] if saved else 0
     stats.seconds = time.monotonic() - started
     return stats
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from claude_mem import log
 from claude_mem.search.embed import Embedder, load_embedder, release_freed_memory
+from claude_mem.search.embedding_health import backlog
 from claude_mem.search.query_cache import QueryCache
 from claude_mem.store import vectors as store
 from claude_mem.store.db import WouldBlock
@@ -374,7 +375,7 @@ class Embedding:
 
     def status(self) -> dict[str, Any]:
         embedder = self._embedder
-        pending = count_missing(self.db, embedder.model_id, KINDS) if embedder else None
+        pending = backlog(self.db, embedder.model_id) if embedder else None
         return {
             **self.health(),
             "model_id": embedder.model_id if embedder else None,

@@ -11,9 +11,10 @@ from __future__ import annotations
 import sqlite3
 
 from claude_mem.store import git_history
+from claude_mem.store.stats import USER_SESSION
 
 COUNTED = (
-    ("sessions", "SELECT count(*) FROM sessions WHERE project = ?"),
+    ("sessions", f"SELECT count(*) FROM sessions WHERE project = ? AND {USER_SESSION}"),
     (
         "prompts",
         "SELECT count(*) FROM user_prompts WHERE session_id IN "

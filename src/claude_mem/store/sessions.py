@@ -244,6 +244,16 @@ def sessions_with_host_id(conn: sqlite3.Connection, host_session_id: str) -> lis
     return row_dicts(rows)
 
 
+def sessions_with_prefix(conn: sqlite3.Connection, prefix: str, limit: int) -> list[dict[str, Any]]:
+    """Sessions whose agent's id starts with `prefix`, newest first (at most `limit`)."""
+    rows = conn.execute(
+        """SELECT * FROM sessions WHERE substr(host_session_id, 1, ?) = ?
+           ORDER BY updated_at DESC, id DESC LIMIT ?""",
+        (len(prefix), prefix, limit),
+    )
+    return row_dicts(rows)
+
+
 def latest_active_session(conn: sqlite3.Connection) -> dict[str, Any] | None:
     """The session that has not ended and saw an event last: the one the user is most likely in."""
     row = conn.execute(

@@ -36,9 +36,12 @@ class ImportStats:
     session_ids: dict[int, int] = field(default_factory=dict)  # source id → our id
     observation_ids: dict[int, int] = field(default_factory=dict)  # source id → our id
     successors: dict[int, int] = field(default_factory=dict)  # our id → its source successor
+    # kinds whose records differ from an export header's count (imported with --partial)
+    mismatch: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"imported": self.imported, "skipped": self.skipped, "orphans": self.orphans}
+        return {"imported": self.imported, "skipped": self.skipped, "orphans": self.orphans,
+                "mismatch": self.mismatch}  # fmt: skip
 
 
 def _batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:

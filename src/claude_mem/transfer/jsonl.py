@@ -2,7 +2,9 @@
 
 Export streams rows in id order, sessions first, from one read transaction (a consistent
 snapshot even while the worker writes). Import reads and validates the whole input before
-writing anything, so a damaged file is refused with its line number and changes nothing.
+writing anything, so a damaged file is refused with its line number and changes nothing, and
+so is one that holds fewer (or more) records than its header counts (a truncated copy), unless
+the caller takes what is there (`partial`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import msgspec
 
 from claude_mem.store import transfer
 from claude_mem.store.db import Database
+from claude_mem.text import counted
 from claude_mem.transfer.apply import ImportStats, apply
 from claude_mem.transfer.records import (
     FORMAT,
@@ -110,15 +113,53 @@ def read(lines: Iterable[bytes | str]) -> tuple[Header, list[Record]]:
     return header, records
 
 
+def mismatch(header: Header, records: Iterable[Record]) -> dict[str, dict[str, int]]:
+    """Each kind whose records differ in number from the header's count: {"expected", "found"}.
+    A header without counts (written by hand) promises nothing."""
+    found = dict.fromkeys(header.counts, 0)
+    for record in records:
+        kind = str(record.__struct_config__.tag)
+        found[kind] = found.get(kind, 0) + 1
+    return {
+        kind: {"expected": header.counts.get(kind, 0), "found": n}
+        for kind, n in found.items()
+        if header.counts and n != header.counts.get(kind, 0)
+    }
+
+
+def describe_mismatch(differ: dict[str, dict[str, int]]) -> str:
+    """'3 of 4 observations missing, 1 summary more than its header counts' for people."""
+    parts = []
+    for kind, numbers in differ.items():
+        expected, found = numbers["expected"], numbers["found"]
+        if found < expected:
+            parts.append(f"{expected - found} of {counted(expected, kind)} missing")
+        else:
+            extra = counted(found - expected, kind)
+            parts.append(f"{extra} more than its header counts ({expected})")
+    return ", ".join(parts)
+
+
 def import_lines(
     db: Database,
     lines: Iterable[bytes | str],
     *,
+    partial: bool = False,
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int], None] | None = None,
 ) -> ImportStats:
-    """Validate everything, then write it (see `apply`)."""
-    _, records = read(lines)
+    """Validate everything, check it against the header's counts (a difference is an
+    ImportFailed naming it, unless `partial`: then it is in the stats), then write it (see
+    `apply`)."""
+    header, records = read(lines)
+    differ = mismatch(header, records)
+    if differ and not partial:
+        raise ImportFailed(
+            f"the input is incomplete: {describe_mismatch(differ)} (a truncated copy?); "
+            "nothing imported; `--partial` imports what it holds"
+        )
     if on_total is not None:
         on_total(len(records))
-    return apply(db, records, progress=progress)
+    stats = apply(db, records, progress=progress)
+    stats.mismatch = differ
+    return stats

@@ -27,8 +27,6 @@ from claude_mem.vocabulary import ObservationSource
 FORMAT = "claude-mem-py/export"
 VERSION = 1
 KINDS = ("session", "prompt", "observation", "summary")
-PLURAL = {"session": "sessions", "prompt": "prompts", "observation": "observations",
-          "summary": "summaries"}  # fmt: skip
 SessionStatus = records.SessionStatus
 
 
