@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError
 
 from claude_mem import __version__, log
 from claude_mem.mcp.tools import MemoryTools, ToolFailure, WorkerProxy
+from claude_mem.text import one_line
 from claude_mem.vocabulary import DEFAULT_TYPE, OBSERVATION_TYPES, ObservationType, SearchScope
 
 NAME = "claude-mem"
@@ -135,10 +136,6 @@ def _route_logging() -> None:
         root.removeHandler(handler)
     root.addHandler(_ToLogFile())
     root.setLevel(logging.INFO)
-
-
-def one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def argument_error(tool: str, error: ValidationError) -> str:
