@@ -33,9 +33,9 @@ Search past work (observations, session summaries, prompts) in persistent memory
 Use this FIRST whenever earlier sessions might help: "how did we fix X", "why is Y like \
 this", "what changed in file Z", before re-investigating something. Returns a compact \
 index, one table row per hit, best first: id, date (UTC), type, title, files, token cost \
-to fetch. Then call \
-timeline(anchor=id) for context or get_observations(ids) for the few hits that matter; \
-never fetch everything. Plain words, paths and identifiers are all searched literally."""
+to fetch. Then call timeline(anchor=id) for context or get_observations(ids) for the few \
+hits that matter; never fetch everything. Plain words, paths and identifiers are all \
+searched literally."""
 
 TIMELINE = """\
 Show what happened just before and after one point in memory, in time order. Use it \
