@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from claude_mem.pipeline.local.decisions import TITLE_CHARS, decision
+from claude_mem.pipeline.local.decisions import decision
 from claude_mem.pipeline.providers.base import ObservationDraft, Turn
 from claude_mem.subjects import SUBJECT_PREFIX
 
@@ -81,7 +81,7 @@ def test_a_chat_only_turn_and_an_unanswered_one_still_hold_the_rule() -> None:
     assert draft.narrative == "The user: keep the header row even when empty"
 
 
-def test_the_narrative_holds_both_sides_and_is_bounded() -> None:
+def test_the_narrative_holds_both_sides_and_is_bounded_and_the_rule_is_whole() -> None:
     reply = "Got it: `write_rows` keeps the header even for an empty export. " + "More. " * 400
     prompt = "keep the header row even when empty, " + "and for the bank's import too, " * 50
     draft = _found(prompt, reply)
@@ -89,9 +89,9 @@ def test_the_narrative_holds_both_sides_and_is_bounded() -> None:
     assert user.startswith("The user: keep the header row even when empty")
     assert agent.startswith("Got it: `write_rows` keeps the header")
     assert len(draft.narrative) < 700
-    assert len(draft.title) <= TITLE_CHARS
-    assert draft.title.endswith("…")
-    assert " " not in draft.title[-3:-1]  # cut at a word
+    # The rule is the title, whole: it is shortened where it is shown, not when stored.
+    rule = "Keep the header row even when empty, " + "and for the bank's import too, " * 50
+    assert draft.title == rule.strip()
 
 
 def test_files_and_symbols_named_are_facts_and_the_subject() -> None:

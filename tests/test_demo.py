@@ -90,7 +90,9 @@ def assert_report(output: str) -> None:
     assert len(search) == 2, output
     hits = re.findall(r"^\s+#(\d+)\s+(\w+)\s+(.+)$", search[1].split("Viewer:", 1)[0], re.M)
     assert hits, output
-    assert "Invoice.total()" in hits[0][2], hits  # the bug fix, in the agent's words
+    # The bug fix, in the agent's words; the README's rounding rule, whose whole title says
+    # "summed in `Decimal`", may rank above it.
+    assert any("Invoice.total()" in title for _, _, title in hits[:2]), hits
     noun = "hit" if len(hits) == 1 else "hits"
     assert search[1].startswith(f" ({len(hits)} {noun}, best first)"), output
     assert re.search(r"^Viewer: http://127\.0\.0\.1:\d+/", output, re.M), output

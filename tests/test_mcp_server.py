@@ -113,6 +113,8 @@ def test_tools_over_stdio_against_a_real_worker(env: Env, tmp_path: Path) -> Non
         out["no_anchor"] = await call("timeline")
         out["bad_args"] = await call("get_observations", ids=[])
         out["bad_type"] = await call("search", query="WAL", type="nosuchtype")
+        out["bad_limit"] = await call("search", query="WAL", limit=500)
+        out["no_query"] = await call("search")
         out["long"] = await call("search", query="Crash in token_refresh_race\n" + STACK_TRACE)
         return out
 
@@ -164,6 +166,24 @@ def test_tools_over_stdio_against_a_real_worker(env: Env, tmp_path: Path) -> Non
     assert out["bad_args"].is_error
     assert out["bad_type"].is_error
     assert "unknown type 'nosuchtype': the types are bugfix, feature" in text_of(out["bad_type"])
+    # Tool errors are one line in our words: no pydantic report, no link, no SDK prefix.
+    assert text_of(out["bad_args"]) == (
+        "get_observations: invalid arguments: `ids` list should have at least 1 item after"
+        " validation, not 0 (see its input schema)"
+    )
+    assert text_of(out["bad_limit"]) == (
+        "search: invalid arguments: `limit` input should be less than or equal to 100"
+        " (see its input schema)"
+    )
+    assert text_of(out["no_query"]).startswith("search: invalid arguments: `query` is required")
+    assert text_of(out["no_anchor"]).startswith("give anchor")
+    for name in ("bad_anchor", "no_anchor", "bad_args", "bad_type", "bad_limit", "no_query"):
+        shown = text_of(out[name])
+        assert out[name].is_error, name
+        assert "\n" not in shown, shown
+        assert "pydantic" not in shown, shown
+        assert "http" not in shown, shown
+        assert not shown.startswith("Error executing tool"), shown
     assert not out["long"].is_error, text_of(out["long"])
     long = text_of(out["long"])
     assert long.startswith(f"(The query was clipped to {QUERY_CHARS:,} characters.)")
@@ -175,6 +195,8 @@ def test_tools_over_stdio_against_a_real_worker(env: Env, tmp_path: Path) -> Non
 
     search = text_of(out["search"])
     assert f"#{ids[0]}" in search
+    assert search.count("| ID |") == 1  # one table, whatever the hits' days
+    assert "src/bugfix.py" in search  # the files a hit touched
     assert "Fix token refresh race" in search
     assert f"(superseded by #{ids[2]})" in search
     filtered = text_of(out["search_filtered"])

@@ -17,10 +17,9 @@ from claude_mem.pipeline.providers.base import (
     Turn,
 )
 from claude_mem.pipeline.providers.local import LocalProvider, compress_events, summarize_session
+from claude_mem.store.limits import RECORD_TEXT_CHARS
 
 CWD = "/home/dev/invoicer"
-TITLE_CHARS = 80
-NARRATIVE_CHARS = 600
 
 
 @dataclass
@@ -156,13 +155,17 @@ def compress(script: Script, turn: Turn | None) -> list[ObservationDraft]:
 
 
 def check_units(script: Script, units: list[ObservationDraft]) -> None:
-    """The contract of units: every event in exactly one, titles and narratives bounded."""
+    """The contract of units: every event in exactly one, titles and narratives whole on one
+    line (shortened where they are shown, not here)."""
     folded = [number for unit in units for number in unit.source_event_ids]
     assert sorted(folded) == [event.tool_use_row_id for event in script.events]
     for unit in units:
-        assert 0 < len(unit.title) <= TITLE_CHARS
+        assert unit.title
+        assert "\n" not in unit.title
+        assert not unit.title.endswith("…")
         assert not unit.title.startswith(("Read ", "Listed ", "Searched for ", "Ran tests"))
-        assert 0 < len(unit.narrative) <= NARRATIVE_CHARS
+        assert unit.narrative
+        assert "\n" not in unit.narrative
         assert unit.facts
         assert all(len(fact) <= 200 for fact in unit.facts)
         assert unit.concepts
@@ -174,12 +177,9 @@ def test_a_bug_hunt_is_one_bugfix_unit_titled_by_its_cause() -> None:
     check_units(script, units)
     assert unit.type == "bugfix"
     assert unit.source_event_ids == list(range(1, 9))
-    # The cause sentence, cut at a word boundary: a prefix of it that ends a word, then "…".
-    assert unit.title.endswith("…")
-    kept = unit.title[:-1]
-    assert CAUSE.startswith(kept)
-    assert CAUSE[len(kept)] == " "
-    assert kept.startswith("The bug: the float sum makes round() give 1.72")
+    # The cause sentence, whole (it was cut at 80 characters, ending "…").
+    assert unit.title == CAUSE
+    assert unit.title.startswith("The bug: the float sum makes round() give 1.72")
     assert "float sum" in unit.narrative
     assert "1.73. All 4 tests pass." in unit.narrative
     assert "Let me" not in unit.narrative  # narration is not explanation
@@ -337,8 +337,8 @@ def test_a_reads_only_turn_is_one_discovery_titled_by_what_was_found() -> None:
     check_units(script, units)
     assert unit.type == "discovery"
     assert (
-        unit.title
-        == "The export uses csv.QUOTE_MINIMAL, so a field is quoted only when it holds a…"
+        unit.title == "The export uses csv.QUOTE_MINIMAL, so a field is quoted only when it "
+        "holds a comma, a quote or a newline."
     )
     assert "Read: src/invoicer/csv_export.py, tests/test_csv.py" in unit.facts
     assert "Symbols read: export, test_quotes_commas" in unit.facts
@@ -354,7 +354,7 @@ def test_without_words_the_reply_then_the_prompt_then_the_events_title_it() -> N
     (from_prompt,) = compress(script, script.turn())
     assert (
         from_prompt.title
-        == "The invoice total is off by a cent for the sample order. Find out why and fix…"
+        == "The invoice total is off by a cent for the sample order. Find out why and fix it."
     )
     assert "Modified: src/invoicer/invoice.py" in from_prompt.facts
     script.prompt = ""
@@ -441,8 +441,8 @@ def test_a_long_turn_stays_within_bounds() -> None:
     long_words = " ".join(["The bug is that the sum drifts because floats round badly."] * 200)
     turn = replace(script.turn(BUG_REPLY * 50), words=(AgentWords(long_words, "toolu_07"),))
     (unit,) = compress(script, turn)
-    assert len(unit.title) <= TITLE_CHARS
-    assert len(unit.narrative) <= NARRATIVE_CHARS
+    assert unit.title == "The bug is that the sum drifts because floats round badly."
+    assert len(unit.narrative) <= RECORD_TEXT_CHARS
     summary = summarize_session(SummaryInput(BUG_REPLY, tuple(script.events)), script.ctx(turn))
     assert len(summary.learned) <= 500
     assert len(summary.completed) <= 500

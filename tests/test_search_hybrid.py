@@ -4,6 +4,7 @@ vector index (the real model is tested with the embedding code)."""
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -386,10 +387,30 @@ def test_index_text(fx: Fixture) -> None:
     result = fx.searcher().search("config")
     text = index_text("config", result)
     assert text.startswith(f'Found {len(result.hits)} results for "config" (full text only)')
-    assert f"| #{fx.exact} | 22:13 | bugfix | Fix parse_config_value crash on empty env |" in text
+    assert (f"| #{fx.exact} | 2023-11-14 22:13 | bugfix | Fix parse_config_value crash on empty"
+            " env | src/conf/loader.py |") in text  # fmt: skip
     assert f"#S{fx.summary}" in text
-    assert "### Nov 14, 2023" in text
     assert index_text("zzz", fx.searcher().search("zzz")).startswith('No results for "zzz"')
+
+
+def test_index_text_is_one_table_in_ranked_order_with_dates_and_files(fx: Fixture) -> None:
+    """Hits from several days: one header, the rows in the ranking's order (not grouped by
+    day), each with its date and the files it touched."""
+    result = fx.searcher().search("config")
+    days = {time.strftime("%Y-%m-%d", time.gmtime(hit.time / 1000)) for hit in result.hits}
+    assert len(days) > 1
+    lines = index_text("config", result).splitlines()
+    assert [line for line in lines if line.startswith("| ID |")] == [
+        "| ID | Date (UTC) | Type | Title | Files | Tokens |"
+    ]
+    assert not [line for line in lines if line.startswith("#")]
+    rows = [line for line in lines if line.startswith("| #")]
+    assert [row.split(" | ")[0] for row in rows] == [f"| {hit.label}" for hit in result.hits]
+    for row, hit in zip(rows, result.hits, strict=True):
+        cells = row.split(" | ")
+        assert cells[1] == time.strftime("%Y-%m-%d %H:%M", time.gmtime(hit.time / 1000))
+        assert cells[4] == (", ".join(hit.files) or "-")
+    assert "lib/conf/loader.py" in "\n".join(lines)  # the other project's hit, days later
 
 
 LONG_REQUEST = " ".join(["Investigate why the nightly config loader rejects values"] * 6)

@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from claude_mem.store.limits import truncate_text, truncate_value
+from claude_mem.store import Database
+from claude_mem.store.limits import RECORD_TEXT_CHARS, truncate_text, truncate_value
+from claude_mem.store.observations import get_observation
+from tests.store_helpers import found, observation, session
 
 
 def test_short_text_untouched() -> None:
@@ -45,3 +49,23 @@ def test_deep_nesting_without_recursion_error() -> None:
         node = child
     node.append("z" * 100)
     assert truncate_value(deep, field_limit=10, total=10**9) == "[elided: nesting too deep]"
+
+
+def test_titles_and_narratives_are_stored_whole_within_a_generous_bound(tmp_path: Path) -> None:
+    """Whole, however long a title or narrative is (shortened only where shown), up to
+    RECORD_TEXT_CHARS; beyond that, cut with the marker that says so."""
+    long_title = ("Decided that " + "the exporter keeps every header row " * 30).strip()
+    long_story = ("Why: " + "empty exports still need their headers for the bank. " * 150).strip()
+    huge = "x" * (RECORD_TEXT_CHARS + 5_000)
+    db = Database(tmp_path / "limits.db")
+    try:
+        sid = session(db)
+        kept = observation(db, sid, title=long_title, narrative=long_story)
+        cut = observation(db, sid, title=huge, narrative=huge)
+        rows = {i: found(get_observation(db.read(), i)) for i in (kept, cut)}
+    finally:
+        db.close()
+    assert (rows[kept]["title"], rows[kept]["narrative"]) == (long_title, long_story)
+    for field in ("title", "narrative"):
+        assert rows[cut][field] == truncate_text(huge, RECORD_TEXT_CHARS)
+        assert "…[truncated 5,000 of 25,000 chars]…" in rows[cut][field]

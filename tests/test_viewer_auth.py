@@ -44,7 +44,7 @@ def test_page_and_files_have_their_types_a_strict_csp_and_etags(worker: RunningW
         assert "<script" not in page.text.replace('<script type="module" src="/static/', "")
         types = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
         for name in ASSETS:
-            if name == "index.html":
+            if name.endswith(".html"):  # pages: `/` and the refused sign-in link's
                 continue
             answer = client.get(f"/static/{name}")
             assert answer.status_code == 200, name
@@ -87,6 +87,27 @@ def test_a_link_signs_in_once_and_the_cookie_reads_the_api(worker: RunningWorker
         assert other.get("/auth?code=made-up").status_code == 403
         assert other.get("/auth").status_code == 403
         assert other.get("/api/stats").status_code == 401
+
+
+def test_a_link_that_no_longer_works_shows_a_page_saying_what_to_run(
+    worker: RunningWorker,
+) -> None:
+    """A browser opening a used, expired or made-up link gets a page (not JSON) that names the
+    command printing a new one; API clients still get the JSON error."""
+    url = worker.client.post("/api/viewer/links").json()["url"].removeprefix(worker.base)
+    html = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+    with anonymous(worker) as browser:
+        assert browser.get(url, headers=html).status_code == 303
+        for path in (url, "/auth?code=made-up", "/auth"):
+            page = browser.get(path, headers=html)
+            assert page.status_code == 403, path
+            assert page.headers["content-type"] == "text/html; charset=utf-8"
+            assert page.headers["cache-control"] == "no-store"
+            assert "unsafe-inline" not in page.headers["content-security-policy"]
+            assert "<code>claude-mem viewer</code>" in page.text
+            assert "expired or already used" in page.text
+            assert "{" not in page.text  # no JSON
+        assert browser.get(url).json()["code"] == "invalid_link"
 
 
 def test_the_cookie_counts_only_for_our_own_origin(worker: RunningWorker) -> None:

@@ -7,6 +7,7 @@ Screenshots of the main views land in test-artifacts/viewer/ (ignored by git).""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -114,6 +115,43 @@ def _seed_night_owl(data_dir: Path) -> None:
         db.close()
 
 
+WIDE = "wide-titles"
+# Longer than search shortens a hit's title to (search_queries.TITLE_CHARS), with code spans.
+WIDE_TITLE = (
+    "Keep `write_rows` writing the header row for an empty export, because the bank's "
+    "importer rejects a file without one, and `export_csv --empty` is how the nightly job "
+    f"calls it; markup in a span stays text: `{XSS_IMG}`"
+)
+
+
+def _seed_wide(data_dir: Path) -> None:
+    db = Database(data_dir / "claude-mem.db")
+    try:
+        with db.write() as conn:
+            sid = ensure_session(conn, platform="claude-code", host_session_id="wide-1",
+                                 project=WIDE, cwd="/home/wide")  # fmt: skip
+            insert_observation(conn, Observation(
+                session_id=sid, project=WIDE, type="decision", title=WIDE_TITLE,
+                subtitle="in `src/export.py`", narrative="Call `write_rows(rows, header=True)`.",
+                facts=["`header` defaults to True"], created_at=NIGHT_OWL_AT + 90 * 86_400_000,
+            ))  # fmt: skip
+    finally:
+        db.close()
+
+
+def _seed_provider_health(data_dir: Path) -> None:
+    """A provider's ledger as the worker keeps it (pipeline/health.py): epoch-second times."""
+    now = time.time()
+    ledger = {"anthropic": {
+        "consecutive_failures": 2, "last_error": "rate limited", "last_error_kind": "quota",
+        "last_failure_at": now - 3 * 86_400 - 60, "last_success_at": now - 2 * 3_600 - 60,
+        "paused_until": None, "paused_reason": None, "paused_settings_mtime": 1_700_000_000.5,
+    }}  # fmt: skip
+    state = data_dir / "state"
+    state.mkdir(mode=0o700, exist_ok=True)
+    (state / "observer-health.json").write_text(json.dumps(ledger))
+
+
 @pytest.fixture(scope="module")
 def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
     root = tmp_path_factory.mktemp("viewer")
@@ -126,6 +164,8 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
     seed_bulk(data_dir, BULK)
     _seed_hostile(data_dir)
     _seed_night_owl(data_dir)
+    _seed_wide(data_dir)
+    _seed_provider_health(data_dir)
     worker, link = start_worker(env)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:
@@ -492,3 +532,51 @@ def test_a_browser_without_the_cookie_is_told_how_to_sign_in(viewer: Viewer) -> 
         assert stranger.cookies() == []
     finally:
         stranger.close()
+
+
+def test_cards_show_whole_titles_with_code_spans_as_code(viewer: Viewer, errors: list[str]) -> None:
+    """A title longer than search's index line is shown whole on a wide page, wrapping; its
+    `code` spans are <code> elements (their text still text), here and in the detail."""
+    page = viewer.page()
+    page.select_option("#filter-project", WIDE)
+    title = page.locator("#feed .card-title a")
+    expect(title).to_have_count(1)
+    plain = WIDE_TITLE.replace("`", "")
+    expect(title).to_have_text(plain)
+    assert title.locator("code").all_inner_texts() == ["write_rows", "export_csv --empty", XSS_IMG]
+    expect(page.locator("#feed .subtitle code")).to_have_text("src/export.py")
+    box = title.bounding_box()
+    assert box is not None
+    assert box["height"] > 30  # wrapped onto more lines, not cut
+    shot(page, "wide-title")
+    title.click()
+    panel = page.locator("#panel")
+    expect(page.locator("#panel-title")).to_have_text(plain)
+    expect(page.locator("#panel-title code").first).to_have_text("write_rows")
+    expect(panel.locator(".prose code")).to_have_text("write_rows(rows, header=True)")
+    expect(panel.locator(".fact-list code")).to_have_text("header")
+    assert "`" not in (panel.text_content() or "")
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("#feed img, #panel img").count() == 0
+    page.close()
+
+
+def test_health_panel_says_times_and_names_as_a_person_would(
+    viewer: Viewer, errors: list[str]
+) -> None:
+    page = viewer.page("/#/health")
+    panel = page.locator("#panel")
+    expect(panel).to_contain_text("Failures in a row")
+    text = panel.inner_text()
+    for shown_as in ("Sessions", "Prompts", "Observations", "Summaries", "Tool uses",
+                     "Last failure", "3 days ago", "Last success", "2 hours ago",
+                     "rate limited"):  # fmt: skip
+        assert shown_as in text, shown_as
+    for raw in ("user_prompts", "session_summaries", "tool_uses", "consecutive_failures",
+                "last_failure_at", "paused_settings_mtime", "null"):  # fmt: skip
+        assert raw not in text, raw
+    assert not re.search(r"\d{9,}", text.replace(",", ""))  # no epoch seconds or ms
+    up_for = page.locator("dt:text-is('Up for') + dd").inner_text()
+    assert re.fullmatch(r"\d+ (second|minute|hour|day)s?( \d+ (second|minute|hour)s?)?", up_for)
+    shot(page, "health-words")
+    page.close()

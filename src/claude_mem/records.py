@@ -36,6 +36,7 @@ CLEANED, INDEXED, CUT = Flag.CLEANED, Flag.INDEXED, Flag.CUT
 Text = Annotated[str, CLEANED]
 OptionalText = Annotated[str | None, CLEANED]
 Searchable = Annotated[str, CLEANED, INDEXED]
+WholeText = Annotated[str, CLEANED, INDEXED, CUT]  # kept whole within a generous bound
 SearchableList = Annotated[list[str], CLEANED, INDEXED]
 SessionStatus = Literal["active", "completed", "failed"]
 
@@ -51,9 +52,9 @@ class ObservationDraft(msgspec.Struct, kw_only=True):
     """The part of an observation a compressor writes (file lists come from the tool events)."""
 
     type: Text
-    title: Searchable = ""
+    title: WholeText = ""
     subtitle: Searchable = ""
-    narrative: Searchable = ""
+    narrative: WholeText = ""
     facts: SearchableList = []
     concepts: SearchableList = []
 

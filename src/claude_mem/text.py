@@ -31,6 +31,12 @@ STOPWORDS = frozenset(
 )  # fmt: skip
 
 
+def one_line(text: str) -> str:
+    """`text` on one line, whitespace collapsed, nothing cut (stored whole, shortened where
+    shown)."""
+    return " ".join(text.split())
+
+
 def shorten(text: str, limit: int) -> str:
     """`text` on one line (whitespace collapsed), at most `limit` characters; a longer text is
     cut at a word boundary and ends with '…'.

@@ -17,10 +17,9 @@ from claude_mem.history import rules
 from claude_mem.history.gitlog import Commit, FileChange
 from claude_mem.pipeline.local.decisions import subject_keys
 from claude_mem.records import Observation
-from claude_mem.text import shorten
+from claude_mem.text import one_line
 from claude_mem.vocabulary import HISTORY_SOURCE, commit_fact
 
-TITLE_CHARS = 200
 LABEL = "history"
 
 
@@ -62,7 +61,7 @@ def observation(commit: Commit, *, session_id: int, project: str) -> Observation
         session_id=session_id,
         project=project,
         type=kind,
-        title=shorten(commit.subject, TITLE_CHARS),
+        title=one_line(commit.subject),
         subtitle=f"commit {commit.sha[:7]} · {day(commit.authored_at)} · {commit.author}",
         narrative=body,
         facts=facts,

@@ -12,10 +12,11 @@ import logging
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from claude_mem import __version__, log
 from claude_mem.mcp.tools import MemoryTools, ToolFailure, WorkerProxy
+from claude_mem.text import one_line
 from claude_mem.vocabulary import DEFAULT_TYPE, OBSERVATION_TYPES, ObservationType, SearchScope
 
 NAME = "claude-mem"
@@ -31,9 +32,10 @@ SEARCH = """\
 Search past work (observations, session summaries, prompts) in persistent memory. \
 Use this FIRST whenever earlier sessions might help: "how did we fix X", "why is Y like \
 this", "what changed in file Z", before re-investigating something. Returns a compact \
-index, one line per hit: id, date (UTC), type, title, token cost to fetch. Then call \
-timeline(anchor=id) for context or get_observations(ids) for the few hits that matter; \
-never fetch everything. Plain words, paths and identifiers are all searched literally."""
+index, one table row per hit, best first: id, date (UTC), type, title, files, token cost \
+to fetch. Then call timeline(anchor=id) for context or get_observations(ids) for the few \
+hits that matter; never fetch everything. Plain words, paths and identifiers are all \
+searched literally."""
 
 TIMELINE = """\
 Show what happened just before and after one point in memory, in time order. Use it \
@@ -136,10 +138,39 @@ def _route_logging() -> None:
     root.setLevel(logging.INFO)
 
 
+def argument_error(tool: str, error: ValidationError) -> str:
+    """Arguments that break a tool's schema, on one line for the model: what is wrong with
+    which argument, without pydantic's report and its links to pydantic's site."""
+    problems = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        what = "is required" if item["type"] == "missing" else item["msg"]
+        problems.append(f"`{where}` {what[:1].lower()}{what[1:]}")
+    return one_line(f"{tool}: invalid arguments: {'; '.join(problems)} (see its input schema)")
+
+
 def build_server(tools: MemoryTools | None = None) -> Any:
     """The MCPServer with our five tools (`tools` is injectable for tests)."""
     from mcp.server.mcpserver import MCPServer  # noqa: PLC0415 - a slow import, only here
-    from mcp.server.mcpserver.exceptions import ToolError  # noqa: PLC0415
+    from mcp.server.mcpserver.exceptions import (  # noqa: PLC0415
+        ToolError,
+        UnexpectedToolError,
+    )
+
+    class Server(MCPServer):
+        """The SDK's server, its tool errors in our words: our own message as it is (not
+        behind "Error executing tool"), bad arguments as `argument_error` says them."""
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if isinstance(exc, UnexpectedToolError) or cause is None:
+                    raise
+                if isinstance(cause, ValidationError):
+                    raise ToolError(argument_error(name, cause)) from cause
+                raise ToolError(one_line(str(cause))) from cause
 
     memory = tools or MemoryTools(WorkerProxy())
 
@@ -150,7 +181,7 @@ def build_server(tools: MemoryTools | None = None) -> Any:
             log.warn("mcp", "tool failed", tool=fn.__name__, error=str(exc))
             raise ToolError(str(exc)) from None
 
-    server = MCPServer(NAME, instructions=INSTRUCTIONS, version=__version__, log_level="INFO")
+    server = Server(NAME, instructions=INSTRUCTIONS, version=__version__, log_level="INFO")
 
     @server.tool(description=SEARCH, structured_output=False)
     async def search(

@@ -1,4 +1,5 @@
-"""Search results as compact text for agents: the index and a timeline.
+"""Search results as compact text for agents: the index (one table in ranked order, a date
+column, the files each hit touched) and a timeline (in time order, a heading per day).
 
 Times are UTC, like the session-start context. Record labels are `#12` (observation),
 `#S12` (summary) and `#P12` (prompt); `timeline` accepts the same labels as anchors. A commit
@@ -15,7 +16,10 @@ from claude_mem.text import counted, shorten
 from claude_mem.vocabulary import shown_type
 
 QUERY_SHOWN = 80  # characters of the query echoed back
+FILES_CHARS = 120  # the files cell of a search hit
 HEADER = "| ID | Time | Type | Title | Tokens |"
+INDEX_HEADER = ("| ID | Date (UTC) | Type | Title | Files | Tokens |",
+                "|---|---|---|---|---|---|")  # fmt: skip
 MODE_NOTE = {
     "hybrid": "full text + semantic",
     "fulltext": "full text only",
@@ -44,7 +48,17 @@ def _clock(ms: int) -> str:
     return time.strftime("%H:%M", time.gmtime(ms / 1000))
 
 
+def _date(ms: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(ms / 1000))
+
+
+def _files(hit: Hit) -> str:
+    """The files a hit read or changed (the first few, as search lists them)."""
+    return _cell(shorten(", ".join(hit.files), FILES_CHARS)) or "-"
+
+
 def _table(hits: Iterable[Hit], anchor: Hit | None = None) -> list[str]:
+    """The timeline's rows under a heading per day: its items are in time order."""
     lines: list[str] = []
     day = ""
     for hit in hits:
@@ -60,8 +74,19 @@ def _table(hits: Iterable[Hit], anchor: Hit | None = None) -> list[str]:
     return lines
 
 
+def _index_table(hits: Iterable[Hit]) -> list[str]:
+    """One table, a row per hit in ranked order: its date is a column, not a heading, since
+    ranked hits are not in time order."""
+    rows = [
+        f"| {hit.label} | {_date(hit.time)} | {shown_type(hit.type, hit.source, hit.commit)} "
+        f"| {_title(hit)} | {_files(hit)} | ~{hit.token_cost} |"
+        for hit in hits
+    ]
+    return ["", *INDEX_HEADER, *rows]
+
+
 def index_text(query: str, result: SearchResult, offset: int = 0) -> str:
-    """The search index: one table row per hit, grouped by day, ranked order kept."""
+    """The search index: one table row per hit, in ranked order."""
     shown = _cell(shorten(query, QUERY_SHOWN))
     if not result.hits:
         return f'No results for "{shown}" ({MODE_NOTE[result.mode]}).'
@@ -69,7 +94,7 @@ def index_text(query: str, result: SearchResult, offset: int = 0) -> str:
         f'Found {counted(len(result.hits), "result")} for "{shown}" ({MODE_NOTE[result.mode]})'
         + (f", from #{offset + 1}" if offset else "")
         + ("; more with a higher offset" if result.has_more else ""),
-        *_table(result.hits),
+        *_index_table(result.hits),
         "",
         "Next: timeline(anchor=ID) for what happened around a hit; "
         "get_observations([IDs]) for full records.",

@@ -8,6 +8,9 @@ import json
 from typing import Any
 
 FIELD_CHARS = 64 * 1024  # one string inside a tool input or response
+# A record's title or narrative: stored whole up to this (an explicit memory's text fits),
+# shortened at a word only where it is shown or injected.
+RECORD_TEXT_CHARS = 20_000
 VALUE_CHARS = 256 * 1024  # a whole tool input or response, serialised
 HEAD_SHARE = 0.7
 

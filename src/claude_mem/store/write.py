@@ -13,7 +13,7 @@ import msgspec
 
 from claude_mem.privacy import clean_value
 from claude_mem.records import CLEANED, CUT, Column, Record, columns
-from claude_mem.store.limits import truncate_text, truncate_value
+from claude_mem.store.limits import RECORD_TEXT_CHARS, truncate_text, truncate_value
 from claude_mem.store.rows import clean, clean_list, dump_list, safe_text
 
 R = TypeVar("R", bound=Record)
@@ -28,7 +28,11 @@ def cleaned(record: R, redact: bool) -> R:
         if cleans:
             value = _clean(column, value, redact)
         if cuts:
-            value = truncate_value(value) if column.shape == "json" else truncate_text(value)
+            value = (
+                truncate_value(value)
+                if column.shape == "json"
+                else truncate_text(str(value), RECORD_TEXT_CHARS)
+            )
         changes[column.name] = value
     return msgspec.structs.replace(record, **changes)
 

@@ -12,6 +12,7 @@ from starlette.responses import Response
 
 STATIC_DIR = Path(__file__).parent / "static"
 INDEX = "index.html"
+LINK_USED = "link-used.html"  # what a browser gets for a sign-in link that no longer works
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -38,6 +39,11 @@ class Asset:
     body: bytes
     content_type: str
     etag: str
+
+    def refusal(self, status: int) -> Response:
+        """The file as the page of a refused request (never cached)."""
+        headers = {"Cache-Control": "no-store", **SECURITY_HEADERS}
+        return Response(self.body, status, media_type=self.content_type, headers=headers)
 
     def response(self, if_none_match: str | None) -> Response:
         """200 with the file, or 304 when the browser's copy is current. `no-cache` makes the

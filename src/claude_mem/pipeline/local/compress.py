@@ -14,24 +14,22 @@ from claude_mem.pipeline.local.note import Note
 from claude_mem.pipeline.local.text import (
     FACT_CHARS,
     MAX_FACTS,
-    NARRATIVE_CHARS,
     SUBTITLE_CHARS,
-    TITLE_CHARS,
     clip,
     dedup,
 )
 from claude_mem.pipeline.local.units import turn_drafts
 from claude_mem.pipeline.providers.base import ObservationDraft, SessionContext, ToolEvent
-from claude_mem.text import shorten
+from claude_mem.text import one_line
 
 
 def _draft(group: list[Note]) -> ObservationDraft:
     note = group[0] if len(group) == 1 else merged_note(group)
     return ObservationDraft(
         type=note.type,
-        title=shorten(note.title, TITLE_CHARS) or "Used a tool",
+        title=one_line(note.title) or "Used a tool",
         subtitle=clip(note.subtitle, SUBTITLE_CHARS),
-        narrative=clip(note.narrative, NARRATIVE_CHARS),
+        narrative=one_line(note.narrative),
         facts=dedup(clip(fact, FACT_CHARS) for fact in note.facts)[:MAX_FACTS],
         concepts=dedup(note.concepts),
         source_event_ids=[item.event.tool_use_row_id for item in group],

@@ -19,9 +19,8 @@ from claude_mem.pipeline.local.text import FACT_CHARS, MAX_FACTS, clip, dedup, w
 from claude_mem.pipeline.local.words import sentences
 from claude_mem.pipeline.providers.base import ObservationDraft, Turn
 from claude_mem.subjects import SUBJECT_PREFIX, content_words
-from claude_mem.text import shorten
+from claude_mem.text import one_line
 
-TITLE_CHARS = 80
 PROMPT_CHARS = 320  # the user's words kept in the narrative
 REPLY_CHARS = 260  # the agent's acknowledgement kept in the narrative
 SCAN_CHARS = 4000  # of a prompt or reply: a rule is said in a few sentences, not pages
@@ -101,7 +100,7 @@ def decision(turn: Turn, *, worked: bool = False) -> ObservationDraft | None:
     facts = [*(f"File: {path}" for path in files), *(f"Symbol: {name}" for name in symbols)]
     return ObservationDraft(
         type="decision",
-        title=shorten(rule, TITLE_CHARS),
+        title=one_line(rule),
         narrative=narrative,
         facts=dedup(clip(fact, FACT_CHARS) for fact in facts)[:MAX_FACTS],
         concepts=["decision", *subject_keys(rule, files, symbols)],

@@ -5,13 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-TITLE_CHARS = 120
-UNIT_TITLE_CHARS = 80  # a unit of work is titled in the agent's words, shorter
 SUBTITLE_CHARS = 120
 FACT_CHARS = 200
 MAX_FACTS = 8
 UNIT_FACTS = 14  # a unit folds many events' evidence, and what its code is
-NARRATIVE_CHARS = 600
 EXCERPT_CHARS = 200
 OUTPUT_FACT_BUDGET = 300  # raw output characters allowed across one observation's facts
 SUMMARY_CHARS = 500

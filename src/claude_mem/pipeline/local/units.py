@@ -7,9 +7,7 @@ from claude_mem.pipeline.local.classify import change_concepts, text_type
 from claude_mem.pipeline.local.describe import described
 from claude_mem.pipeline.local.segment import WRAP_UP, Unit, segment
 from claude_mem.pipeline.local.text import (
-    NARRATIVE_CHARS,
     SUBTITLE_CHARS,
-    UNIT_TITLE_CHARS,
     clip,
     dedup,
     shortlist,
@@ -18,7 +16,7 @@ from claude_mem.pipeline.local.unit_facts import unit_facts
 from claude_mem.pipeline.local.words import all_sentences, best_sentence, intent, weight
 from claude_mem.pipeline.providers.base import ObservationDraft, SessionContext, ToolEvent, Turn
 from claude_mem.pipeline.tools.evidence import evidence
-from claude_mem.text import counted, shorten
+from claude_mem.text import counted, one_line
 from claude_mem.vocabulary import ObservationType
 
 _CHANGE_RANK: tuple[ObservationType, ...] = ("bugfix", "refactor", "feature", "change")
@@ -38,9 +36,9 @@ def _draft(unit: Unit, turn: Turn, first: bool, last: bool) -> ObservationDraft:
     title = _title(unit, own, closing, turn.prompt if first else "", read)
     return ObservationDraft(
         type=kind,
-        title=shorten(title, UNIT_TITLE_CHARS) or "Worked on the request",
+        title=one_line(title) or "Worked on the request",
         subtitle=clip(_subtitle(unit, read, modified), SUBTITLE_CHARS),
-        narrative=shorten(_narrative(unit, own, closing), NARRATIVE_CHARS),
+        narrative=one_line(_narrative(unit, own, closing)),
         facts=unit_facts(unit.notes, read, modified),
         concepts=_concepts(unit, kind),
         source_event_ids=[event.tool_use_row_id for event in unit.events],

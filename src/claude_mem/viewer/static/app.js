@@ -160,7 +160,7 @@ async function openPanel(load) {
   body.replaceChildren();
   try {
     const view = await load();
-    $("#panel-title").textContent = view.title;
+    $("#panel-title").replaceChildren(...[view.title].flat()); // text, or text and <code>
     body.replaceChildren(...view.body.flat().filter(Boolean));
     if (view.refresh) panelTimer = setInterval(() => view.refresh().catch(() => {}), LOG_REFRESH_MS);
   } catch (error) {

@@ -23,6 +23,22 @@ export function append(node, children) {
   return node;
 }
 
+// Text with its `code` spans as <code> elements (records mark identifiers and commands that
+// way); the pieces go in as text nodes, so nothing in them is parsed as HTML.
+const CODE_SPAN = /`([^`\n]+)`/g;
+export function inline(text) {
+  const source = String(text ?? "");
+  const parts = [];
+  let at = 0;
+  for (const match of source.matchAll(CODE_SPAN)) {
+    if (match.index > at) parts.push(source.slice(at, match.index));
+    parts.push(el("code", { text: match[1] }));
+    at = match.index + match[0].length;
+  }
+  if (at < source.length) parts.push(source.slice(at));
+  return parts;
+}
+
 export function $(selector) {
   return document.querySelector(selector);
 }
@@ -32,6 +48,35 @@ let dateTime = null; // made on first use: building it costs ms the first reques
 export function when(ms) {
   dateTime ??= new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
   return el("time", { datetime: new Date(ms).toISOString(), text: dateTime.format(ms) });
+}
+
+let relativeTime = null;
+const UNITS = [["day", 86_400], ["hour", 3_600], ["minute", 60], ["second", 1]];
+
+// "3 minutes ago", "in 20 minutes": how far `ms` is from now, in its largest whole unit.
+export function ago(ms, now = Date.now()) {
+  relativeTime ??= new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+  const seconds = (ms - now) / 1000;
+  const [unit, size] = UNITS.find(([, size]) => Math.abs(seconds) >= size) ?? UNITS[3];
+  return relativeTime.format(Math.trunc(seconds / size), unit);
+}
+
+// A moment as the local date and time, and how long ago it was.
+export function whenAgo(ms) {
+  return [when(ms), ` (${ago(ms)})`];
+}
+
+// "2 hours 5 minutes": a length of time in its two largest units.
+export function duration(seconds) {
+  const parts = [];
+  let left = Math.max(0, Math.floor(seconds));
+  for (const [unit, size] of UNITS) {
+    const count = Math.floor(left / size);
+    left -= count * size;
+    if (count && parts.length < 2) parts.push(plural(count, unit));
+    else if (parts.length) break;
+  }
+  return parts.join(" ") || "0 seconds";
 }
 
 // "by NAME" on a record pulled from the team (its `author`); nothing on one's own records.

@@ -3,7 +3,7 @@
 // so whatever the order of page loads and live events, a record is shown exactly once.
 
 import { api } from "./api.js";
-import { byline, el, when } from "./dom.js";
+import { byline, el, inline, when } from "./dom.js";
 
 const PAGE = 30;
 const LIVE_BATCH_MS = 25;
@@ -161,7 +161,7 @@ export class Feed {
         byline(hit.author),
         when(hit.time),
       ),
-      el("h3", { class: "card-title" }, el("a", { href, text: hit.title || "(untitled)" })),
+      el("h3", { class: "card-title" }, el("a", { href }, inline(hit.title || "(untitled)"))),
       el("p", { class: "subtitle", hidden: true }),
       files.length
         ? el("p", {
@@ -172,7 +172,8 @@ export class Feed {
     );
   }
 
-  // Observation cards get their subtitle from the full records, one request per page.
+  // Observation cards get their subtitle and whole title (search shortens long ones) from
+  // the full records, one request per page.
   async hydrate(hits) {
     const ids = hits.filter((hit) => hit.kind === "observation").map((hit) => hit.id);
     if (!ids.length) return;
@@ -180,9 +181,12 @@ export class Feed {
       const { items } = await api("/api/observations/batch", { method: "POST", body: { ids } });
       for (const item of items) {
         const entry = this.cards.get(cardKey("observation", item.id));
+        if (entry && item.title) {
+          entry.node.querySelector(".card-title a").replaceChildren(...inline(item.title));
+        }
         const subtitle = entry && entry.node.querySelector(".subtitle");
         if (subtitle && item.subtitle) {
-          subtitle.textContent = item.subtitle;
+          subtitle.replaceChildren(...inline(item.subtitle));
           subtitle.hidden = false;
         }
       }

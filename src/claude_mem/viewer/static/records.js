@@ -1,7 +1,7 @@
 // Observation detail and session view, with forgetting (after a confirmation).
 
 import { api } from "./api.js";
-import { byline, el, facts, list, plural, when } from "./dom.js";
+import { byline, el, facts, inline, list, plural, when } from "./dom.js";
 
 const KIND_ORDER = { prompt: 0, observation: 1, summary: 2 };
 const SUMMARY_FIELDS = [
@@ -30,7 +30,12 @@ function section(title, ...content) {
 }
 
 function textBlock(text) {
-  return el("p", { class: "prose", text });
+  return el("p", { class: "prose" }, inline(text));
+}
+
+// A list of record text (facts), `code` spans shown as code.
+function inlineList(items, className) {
+  return el("ul", { class: className }, items.map((item) => el("li", {}, inline(item))));
 }
 
 export async function observationView(id, { onDeleted }) {
@@ -49,13 +54,13 @@ export async function observationView(id, { onDeleted }) {
       byline(obs.author),
       when(obs.created_at),
     ),
-    obs.subtitle ? el("p", { class: "subtitle", text: obs.subtitle }) : null,
+    obs.subtitle ? el("p", { class: "subtitle" }, inline(obs.subtitle)) : null,
     obs.superseded_by == null ? null : el("p", { class: "superseded" },
       "Superseded by ",
       el("a", { href: `#/observation/${obs.superseded_by}`, text: `#${obs.superseded_by}` }),
       ": a newer memory replaced this one."),
     obs.narrative ? section("Narrative", textBlock(obs.narrative)) : null,
-    obs.facts.length ? section("Facts", list(obs.facts, "fact-list")) : null,
+    obs.facts.length ? section("Facts", inlineList(obs.facts, "fact-list")) : null,
     obs.concepts.length ? section("Concepts", list(obs.concepts, "chips")) : null,
     obs.files_read.length ? section("Files read", list(obs.files_read, "file-list")) : null,
     obs.files_modified.length
@@ -77,7 +82,7 @@ export async function observationView(id, { onDeleted }) {
     el("div", { class: "actions" },
       el("button", { type: "button", class: "danger", onclick: remove, text: "Delete observation" })),
   ];
-  return { title: obs.title || "(untitled)", body };
+  return { title: inline(obs.title || "(untitled)"), body };
 }
 
 function promptItem(prompt) {
@@ -99,8 +104,8 @@ function observationItem(obs) {
       el("span", { class: "badge", text: obs.type }), byline(obs.author), when(obs.created_at),
       obs.superseded_by == null ? null
         : el("span", { class: "superseded", text: `superseded by #${obs.superseded_by}` })),
-    el("a", { href: `#/observation/${obs.id}`, text: obs.title || "(untitled)" }),
-    obs.subtitle ? el("p", { class: "subtitle", text: obs.subtitle }) : null,
+    el("a", { href: `#/observation/${obs.id}` }, inline(obs.title || "(untitled)")),
+    obs.subtitle ? el("p", { class: "subtitle" }, inline(obs.subtitle)) : null,
   );
 }
 

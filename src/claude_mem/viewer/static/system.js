@@ -1,9 +1,33 @@
 // The worker's own state: health, queue and provider figures; team sync; the end of today's log.
 
 import { api } from "./api.js";
-import { el, facts, list, plural, when } from "./dom.js";
+import { duration, el, facts, list, plural, when, whenAgo } from "./dom.js";
 
 const LOG_LINES = 300;
+// The store's counted tables (store/stats.py) as a person calls them.
+const COUNTED = { sessions: "Sessions", user_prompts: "Prompts", observations: "Observations",
+  session_summaries: "Summaries", tool_uses: "Tool uses" };
+// A provider's ledger entry (pipeline/health.py): what is shown, in this order; times are
+// epoch seconds. Other fields are the ledger's own bookkeeping.
+const PROVIDER_FIELDS = [
+  ["consecutive_failures", "Failures in a row"],
+  ["last_error_kind", "Last error kind"],
+  ["last_error", "Last error"],
+  ["last_failure_at", "Last failure", "time"],
+  ["last_success_at", "Last success", "time"],
+  ["paused_reason", "Paused for"],
+  ["paused_until", "Paused until", "time"],
+];
+
+const label = (name) => COUNTED[name] ?? name.charAt(0).toUpperCase() + name.slice(1).replaceAll("_", " ");
+
+function providerFacts(state) {
+  return facts(PROVIDER_FIELDS.map(([field, term, kind]) => {
+    const value = state[field];
+    if (value === null || value === undefined) return [term, null];
+    return [term, kind === "time" ? whenAgo(value * 1000) : String(value)];
+  }));
+}
 
 export async function healthView() {
   const [health, stats] = await Promise.all([api("/api/health"), api("/api/stats")]);
@@ -16,13 +40,13 @@ export async function healthView() {
           ["Status", health.ready ? "ready" : `starting: ${health.error ?? ""}`],
           ["Version", health.version],
           ["Process", `pid ${health.pid}, port ${health.port}`],
-          ["Up for", `${Math.round(health.uptime_s).toLocaleString()} s`],
+          ["Up for", duration(health.uptime_s)],
           ["Database", `${stats.database_path} (${stats.database_bytes.toLocaleString()} bytes)`],
           ["Live viewers", stats.stream_clients],
           ["Embeddings", embeddingText(health.embedding)],
         ])),
       el("section", { class: "detail-section" }, el("h3", { text: "Memory" }),
-        facts(Object.entries(stats.counts).map(([table, count]) => [table, count.toLocaleString()]))),
+        facts(Object.entries(stats.counts).map(([table, count]) => [label(table), count.toLocaleString()]))),
       el("section", { class: "detail-section" }, el("h3", { text: "Queue" }),
         facts([
           ["Pending", stats.queue.pending],
@@ -34,9 +58,7 @@ export async function healthView() {
         facts([["Chain", stats.provider_chain.join(" → ") || "none"]]),
         providers.length
           ? providers.map(([name, state]) => el("div", { class: "provider" },
-              el("h4", { text: name }),
-              facts(Object.entries(state).map(([k, v]) =>
-                [k, typeof v === "object" ? JSON.stringify(v) : String(v)]))))
+              el("h4", { text: name }), providerFacts(state)))
           : el("p", { class: "hint", text: "No provider has failed since the ledger began." })),
     ],
   };

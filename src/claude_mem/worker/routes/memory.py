@@ -16,13 +16,14 @@ from claude_mem import log
 from claude_mem.privacy import clean_text
 from claude_mem.project import UNKNOWN_PROJECT, resolve_project
 from claude_mem.records import Observation
+from claude_mem.store.limits import RECORD_TEXT_CHARS
 from claude_mem.store.observations import get_observation, insert_observation
 from claude_mem.store.sessions import ensure_session
 from claude_mem.vocabulary import DEFAULT_TYPE, ObservationType
 from claude_mem.worker.api import ApiError, Call, Endpoint
 
 MANUAL_PLATFORM = "manual"
-MAX_TEXT = 20_000
+MAX_TEXT = RECORD_TEXT_CHARS  # stored whole
 TITLE_CHARS = 80
 
 Concept = Annotated[str, msgspec.Meta(min_length=1, max_length=100)]

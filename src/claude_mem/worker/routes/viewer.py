@@ -11,7 +11,7 @@ from starlette.responses import RedirectResponse, Response
 
 from claude_mem.settings import SPECS
 from claude_mem.store import facets
-from claude_mem.viewer.assets import ASSETS, INDEX, Asset
+from claude_mem.viewer.assets import ASSETS, INDEX, LINK_USED, Asset
 from claude_mem.viewer.auth import LINK_TTL_S, links_of, set_cookie_header
 from claude_mem.vocabulary import OBSERVATION_TYPES
 from claude_mem.worker.api import ApiError, Call, Endpoint
@@ -54,9 +54,12 @@ def _serve(asset: Asset) -> Callable[[Call], Response]:
 
 
 def sign_in(call: Call) -> Response:
-    """Redeem a one-time link: set the viewer cookie and go to the page."""
+    """Redeem a one-time link: set the viewer cookie and go to the page. A link that does not
+    work is refused with a page saying what to run for a new one (JSON for API clients)."""
     query: AuthQuery = call.query
     if not query.code or not links_of(call.state).redeem(query.code):
+        if "text/html" in call.request.headers.get("accept", ""):
+            return ASSETS[LINK_USED].refusal(403)
         raise ApiError(
             403,
             "this viewer link is unknown, expired or already used; "
@@ -99,10 +102,11 @@ ENDPOINTS = [
     *(
         Endpoint("GET", f"/static/{asset.name}", _serve(asset), f"Viewer file {asset.name}",
                  "viewer", media_type=asset.content_type, auth=False, needs_db=False, errors=())
-        for asset in ASSETS.values() if asset.name != INDEX
+        for asset in ASSETS.values() if asset.name not in (INDEX, LINK_USED)
     ),
     Endpoint("GET", "/auth", sign_in,
-             "Redeem a one-time viewer link: sets the HttpOnly viewer cookie, 303 to /",
+             "Redeem a one-time viewer link: sets the HttpOnly viewer cookie, 303 to /; a link "
+             "that does not work: 403, a page saying what to run (JSON without Accept: text/html)",
              "viewer", query=AuthQuery, media_type="text/html", auth=False, needs_db=False,
              errors=(400, 403)),
     Endpoint("POST", "/api/viewer/links", new_link,
