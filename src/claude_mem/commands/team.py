@@ -201,8 +201,17 @@ def _remove_member(args: argparse.Namespace) -> int:
     from claude_mem.team import admin
 
     url = _owner_url(args)
-    _as_owner(url, lambda: admin.remove_member(url, args.name))
-    print(f"member {args.name} removed: its role is dropped and its sessions ended")
+    removed: admin.Removed = _as_owner(url, lambda: admin.remove_member(url, args.name))
+    shares = f", its shares ({', '.join(removed.shares)}) dropped" if removed.shares else ""
+    if not removed.sessions_left:
+        print(f"member {args.name} removed: its role is dropped{shares} and its sessions ended")
+        return 0
+    print(f"member {args.name} removed: its role is dropped{shares}")
+    print(
+        f"its {removed.sessions_left} open session(s) were not ended (that needs a superuser or"
+        " the pg_signal_backend role: GRANT pg_signal_backend TO <owner>); they see nothing"
+        " from now on and cannot connect again"
+    )
     return 0
 
 
