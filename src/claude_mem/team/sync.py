@@ -135,10 +135,10 @@ class TeamSync:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        # Send push batches (one thread per batch in flight) while this one reads the next.
-        self._senders = futures.ThreadPoolExecutor(
-            PUSH_CONNECTIONS, thread_name_prefix="claude-mem-team-push"
-        )
+        self._lifecycle = threading.Lock()  # one start or stop at a time
+        # Send push batches (one thread per batch in flight) while this one reads the next;
+        # made on first use, shut down by `stop`.
+        self._senders: futures.ThreadPoolExecutor | None = None
         self._lock = threading.Lock()  # guards what status() reads
         self._team: str | None = None
         self._held: set[str] | None = None  # the server's shares of this member, once a round
@@ -154,7 +154,12 @@ class TeamSync:
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
-        if self._thread is None:
+        """Start the sync thread; again after `stop` too (the settings changed, the member
+        joined again): it goes on from the local cursors and outbox."""
+        with self._lifecycle:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._stopping.clear()
             self._thread = threading.Thread(target=self._run, name="claude-mem-team", daemon=True)
             self._thread.start()
 
@@ -163,12 +168,18 @@ class TeamSync:
         self._wake.set()
 
     def stop(self, timeout: float = 10.0) -> None:
-        self._stopping.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-        self._senders.shutdown(wait=True)
-        self._disconnect()
+        """Stop the thread after its round, and close its connections; `start` goes on."""
+        with self._lifecycle:
+            self._stopping.set()
+            self._wake.set()
+            if self._thread is not None:
+                self._thread.join(timeout)
+                if not self._thread.is_alive():  # else a `start` lets it go on: one thread
+                    self._thread = None
+            senders, self._senders = self._senders, None
+            if senders is not None:
+                senders.shutdown(wait=True)
+            self._disconnect()
 
     def status(self) -> TeamStatus:
         found = local_status(self.db.read(), self.url)
@@ -277,7 +288,7 @@ class TeamSync:
                     free.append(opened[-1])
                 link = free.pop()
                 self._shares(link)  # after the batch is read: the projects of its records
-                flight.append((batch, link, self._senders.submit(self._send, link, batch)))
+                flight.append((batch, link, self._sender_pool().submit(self._send, link, batch)))
                 if len(batch.ids) < PUSH_BATCH or self._stopping.is_set():
                     break  # vector ops carried by records count towards a full batch too
                 batch = self._prepare([i for sent, _, _ in flight for i in sent.ids])
@@ -291,6 +302,13 @@ class TeamSync:
                     self._acknowledge(sent)
             for extra in opened:
                 _close(extra)
+
+    def _sender_pool(self) -> futures.ThreadPoolExecutor:
+        if self._senders is None:
+            self._senders = futures.ThreadPoolExecutor(
+                PUSH_CONNECTIONS, thread_name_prefix="claude-mem-team-push"
+            )
+        return self._senders
 
     def _land(
         self,
