@@ -328,12 +328,16 @@ def test_a_stopped_sync_starts_again_and_goes_on(
     the sync was stopped goes once it is started again."""
     sid = session(db)
     share(db)
-    count = "SELECT count(*) FROM claude_mem.records"
+
+    def pushed(count: int) -> Callable[[], bool]:
+        query = "SELECT count(*) FROM claude_mem.records"
+        return lambda: rows(team_db, query) == [(count,)] and outbox(db) == 0
+
     for n in range(3):
         sync.start()
-        assert wait_until(lambda n=n: rows(team_db, count) == [(n,)] and outbox(db) == 0, 30)
+        assert wait_until(pushed(n), 30)
         sync.stop()
         observation(db, sid, title=f"while stopped {n}")
         assert outbox(db) == 1
     sync.start()
-    assert wait_until(lambda: rows(team_db, count) == [(3,)] and outbox(db) == 0, 30)
+    assert wait_until(pushed(3), 30)
