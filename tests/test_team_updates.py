@@ -16,10 +16,10 @@ from claude_mem.records import Observation
 from claude_mem.store import Database, supersede
 from claude_mem.store import team as team_store
 from claude_mem.store.observations import insert_observation
-from claude_mem.team import admin, pg
+from claude_mem.team import admin, embedded, pg, schema
 from claude_mem.team.sync import TeamSync
 from claude_mem.vocabulary import HISTORY_SOURCE
-from tests.store_helpers import found, session
+from tests.store_helpers import found, observation, session
 from tests.team_pg import TeamDatabase
 
 RULE = "retries with backoff in the fetch loop"
@@ -160,3 +160,36 @@ def test_a_project_shared_again_is_pulled_from_its_start(
     bob.sync.sync_once()
     assert [title for title, _, _ in bob.copies()] == ["in other", "kept in proj"]
     assert records(team_db) == [("in other", 1), ("kept in proj", 1)]
+
+
+def test_a_server_schema_older_than_this_version_says_how_to_update_it(
+    db: Database,
+    team_server: embedded.EmbeddedServer,
+    unique_name: Callable[[str], str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server set up by an earlier claude-mem takes no rewrites: the sync says what the
+    owner runs, and works once it has."""
+    server = TeamDatabase(team_server, unique_name("older"))
+    with pg.connect(team_server.url(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{server.name}"')
+    try:
+        with monkeypatch.context() as older:
+            older.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:-1])
+            admin.init(server.owner_url, "core")
+        sync = TeamSync(db, admin.add_member(server.owner_url, unique_name("alice"), "core"))
+        try:
+            with db.write() as conn:
+                team_store.share(conn, "proj")
+            observation(db, session(db), title="waits for the update")
+            with pytest.raises(schema.TeamSchemaError, match="claude-mem team init OWNER_URL"):
+                sync.sync_once()
+            assert team_store.outbox_size(db.read()) == 1  # kept for the next round
+            assert admin.init(server.owner_url, "core") == [schema.MIGRATIONS[-1].name]
+            sync.sync_once()
+            assert team_store.outbox_size(db.read()) == 0
+        finally:
+            sync.stop()
+    finally:
+        with pg.connect(team_server.url(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{server.name}" WITH (FORCE)')

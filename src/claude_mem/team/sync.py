@@ -48,7 +48,7 @@ from claude_mem import log
 from claude_mem.store import Database
 from claude_mem.store import team as team_store
 from claude_mem.store.rows import now_ms
-from claude_mem.team import pg
+from claude_mem.team import pg, schema
 from claude_mem.team.records import TeamEvent, TeamRecord, machine_id
 from claude_mem.team.status import TeamError, TeamStatus, local_status
 
@@ -131,6 +131,9 @@ _PULL_PROJECT = {
     for stream, columns in _COLUMNS.items()
 }
 _VISIBLE = "SELECT DISTINCT project FROM claude_mem.shared_projects"
+# A writer whose server lacks migration 0006 (it may add records but not rewrite them).
+_BEHIND = """SELECT has_table_privilege('claude_mem.records', 'INSERT')
+    AND NOT has_column_privilege('claude_mem.records', 'body', 'UPDATE')"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +278,13 @@ class TeamSync:
             ).fetchone()
             with self._lock:
                 self._team = None if row is None else str(row[0])
+            behind = conn.execute(_BEHIND).fetchone()
+            if behind is not None and behind[0]:
+                _close(conn)
+                raise schema.TeamSchemaError(
+                    "the team server's schema is older than this claude-mem (it cannot take "
+                    "edits): its owner runs claude-mem team init OWNER_URL to update it"
+                )
             self._conn = conn
         return self._conn
 
