@@ -193,3 +193,22 @@ def test_a_server_schema_older_than_this_version_says_how_to_update_it(
     finally:
         with pg.connect(team_server.url(), autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{server.name}" WITH (FORCE)')
+
+
+def test_a_link_pointed_elsewhere_before_its_push_goes_as_the_newest_one(
+    team: tuple[Member, Member], team_db: TeamDatabase
+) -> None:
+    alice, bob = team
+    alice.share()
+    sid = session(alice.db)
+    old, first, second = (alice.decision(sid, title) for title in ("old", "first", "second"))
+    with alice.db.write() as conn:
+        for successor in (first, second):  # two links of one row wait in one batch
+            conn.execute("UPDATE observations SET superseded_by = ? WHERE id = ?",
+                         (successor, old))  # fmt: skip
+    alice.sync.sync_once()
+    assert team_store.outbox_size(alice.db.read()) == 0
+    bob.sync.sync_once()
+    assert [(title, by) for title, _, by in bob.copies()] == [
+        ("first", None), ("old", "second"), ("second", None),
+    ]  # fmt: skip

@@ -380,12 +380,13 @@ class TeamSync:
         batch = team_store.outbox(self.db.read(), self.machine, PUSH_BATCH, pending=pending)
         records = {r.origin_id: r for r in batch.records}  # one row per origin id and statement
         later = {v.origin_id: pg.vector(v.values) for v in batch.vectors}
+        events = {(e.kind, e.origin_id): e for e in batch.events}  # a row's newest link
         statements = [
             (
                 _INSERT_RECORDS,
                 _columns([_record_row(r, batch.embeddings) for r in records.values()]),
             ),
-            (_INSERT_EVENTS, _columns([_event_row(e) for e in batch.events])),
+            (_INSERT_EVENTS, _columns([_event_row(e) for e in events.values()])),
             (_SET_EMBEDDINGS, _columns([(o, v) for o, v in later.items() if v is not None])),
         ]
         return _Batch(
