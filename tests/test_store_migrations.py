@@ -87,6 +87,9 @@ SEED_AFTER = {
         " VALUES ('record', 'observation', 4, 'proj', 1014)",
         "INSERT INTO team_cursor (stream, txid, seq) VALUES ('records', '900', 4)",
     ],
+    "0017_team_updates": [
+        "INSERT INTO team_visible (project) VALUES ('proj')",
+    ],
 }
 
 

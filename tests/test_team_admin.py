@@ -188,7 +188,8 @@ def test_a_removed_member_is_cut_off_at_once_and_its_rows_stay(
     open_conn = pg.connect(url, autocommit=True)
     try:
         open_conn.execute(INSERT_RECORD, (team_id, "kept", "proj", name))
-        admin.remove_member(team_db.owner_url, name)
+        open_conn.execute("INSERT INTO claude_mem.shared_projects (project) VALUES ('mine')")
+        assert admin.remove_member(team_db.owner_url, name) == admin.Removed(["mine"], 0)
         with pytest.raises(psycopg.OperationalError):
             open_conn.execute("SELECT count(*) FROM claude_mem.records")
     finally:
@@ -198,12 +199,55 @@ def test_a_removed_member_is_cut_off_at_once_and_its_rows_stay(
     with pg.connect(team_db.owner_url) as conn:
         assert conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone() is None
         kept = conn.execute("SELECT member FROM claude_mem.records").fetchall()
+        shares = conn.execute("SELECT project, shared_by FROM claude_mem.shared_projects")
+        assert shares.fetchall() == [("proj", "owner")]  # its share of 'mine' went with it
     assert kept == [(name,)]
     assert admin.members(team_db.owner_url) == []
     with pytest.raises(admin.TeamAdminError, match="is not a member"):
         admin.remove_member(team_db.owner_url, name)
     with pytest.raises(admin.TeamAdminError, match="is not a member"):
         admin.remove_member(team_db.owner_url, "postgres")  # only members' roles are dropped
+
+
+def test_an_owner_without_pg_signal_backend_removes_a_member_and_says_what_is_left(
+    team_db: TeamDatabase, unique_name: Names, data_dir: Path
+) -> None:
+    """An owner that may create roles but not signal other roles' sessions (no superuser,
+    no pg_signal_backend): the member goes with its shares; its open session is left open,
+    seeing nothing, and the owner is told why and what role would end it."""
+    admin.init(team_db.owner_url)
+    owner, password = unique_name("owner"), "owner-pw"
+    with pg.connect(team_db.owner_url, autocommit=True) as conn:
+        conn.execute(
+            f"CREATE ROLE {owner} LOGIN CREATEROLE BYPASSRLS PASSWORD '{password}';"
+            f"GRANT claude_mem_reader, claude_mem_writer TO {owner} WITH ADMIN OPTION;"
+            f"GRANT USAGE ON SCHEMA claude_mem TO {owner};"
+            f"GRANT SELECT ON claude_mem.teams TO {owner};"
+            f"GRANT SELECT, INSERT, DELETE ON claude_mem.members, claude_mem.shared_projects"
+            f" TO {owner}"
+        )
+    owner_url = pg.with_credentials(team_db.owner_url, owner, password)
+    name = unique_name("leaver")
+    url = admin.add_member(owner_url, name)
+    open_conn = pg.connect(url, autocommit=True)
+    try:
+        open_conn.execute("INSERT INTO claude_mem.shared_projects (project) VALUES ('proj')")
+        done = cli("team", "remove-member", name, "--url", owner_url)
+        assert done.returncode == 0, done.stderr
+        assert f"member {name} removed: its role is dropped, its shares (proj) dropped" in (
+            done.stdout
+        )
+        assert "its 1 open session(s) were not ended" in done.stdout
+        assert "pg_signal_backend" in done.stdout
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # its grants went too
+            open_conn.execute("SELECT count(*) FROM claude_mem.records")
+    finally:
+        open_conn.close()
+    with pg.connect(team_db.owner_url) as conn:
+        assert conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone() is None
+        assert conn.execute("SELECT * FROM claude_mem.shared_projects").fetchall() == []
+    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+        pg.connect(url)
 
 
 def test_a_member_cannot_init(team_db: TeamDatabase, unique_name: Names) -> None:

@@ -319,3 +319,25 @@ def test_a_batch_naming_earlier_rows_waits_for_the_batches_before_it(
         " (SELECT min(txid::text::bigint) FROM claude_mem.events)",
     )
     assert events_txid > records_txid
+
+
+def test_a_stopped_sync_starts_again_and_goes_on(
+    db: Database, sync: TeamSync, team_db: TeamDatabase
+) -> None:
+    """One start/stop that works again and again in one process: what was written while
+    the sync was stopped goes once it is started again."""
+    sid = session(db)
+    share(db)
+
+    def pushed(count: int) -> Callable[[], bool]:
+        query = "SELECT count(*) FROM claude_mem.records"
+        return lambda: rows(team_db, query) == [(count,)] and outbox(db) == 0
+
+    for n in range(3):
+        sync.start()
+        assert wait_until(pushed(n), 30)
+        sync.stop()
+        observation(db, sid, title=f"while stopped {n}")
+        assert outbox(db) == 1
+    sync.start()
+    assert wait_until(pushed(3), 30)

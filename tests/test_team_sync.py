@@ -6,6 +6,8 @@ nothing while the worker keeps answering."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -221,3 +223,39 @@ def test_unshare_takes_only_ones_own_share_off_the_server(
         b.execute("DELETE FROM claude_mem.shared_projects WHERE project = 'proj'")
         assert b.execute(records).fetchone() == (0,)  # nobody shares it: nobody reads it
         assert server_rows(team_db.owner_url, records) == [(1,)]  # kept, as every row is
+
+
+def test_the_sync_follows_its_settings_without_a_worker_restart(
+    team_db: TeamDatabase,
+    unique_name: Callable[[str], str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The team URL cleared (`team leave`) stops the worker's sync; `team join` again starts
+    it, and what was written meanwhile reaches the server: no worker restart."""
+    from claude_mem import settings
+
+    url = add_member(team_db.owner_url, unique_name("team"), unique_name("erin"))
+    count = "SELECT count(*) FROM claude_mem.records"
+    monkeypatch.setenv("CLAUDE_MEM_EMBEDDING_MODEL", "none")
+    settings.save({"CLAUDE_MEM_TEAM_URL": url})
+    with running_worker() as a:
+        a.client.post("/api/team/share", json={"project": "proj"})
+        remember(a.client, "proj", "before", "text")
+        assert wait_until(lambda: server_rows(team_db.owner_url, count) == [(1,)], 30)
+
+        settings.save({"CLAUDE_MEM_TEAM_URL": ""})
+        assert wait_until(lambda: a.state.team is None, 30)
+        remember(a.client, "proj", "while away", "text")
+        assert a.client.get("/api/team/status").json()["outbox"] == 1
+        assert server_rows(team_db.owner_url, count) == [(1,)]
+
+        joined = subprocess.run(
+            [sys.executable, "-m", "claude_mem.cli", "team", "join", url],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert joined.returncode == 0, joined.stderr
+        assert "worker restart" not in joined.stdout
+        assert wait_until(lambda: server_rows(team_db.owner_url, count) == [(2,)], 30)
+        remember(a.client, "proj", "after", "text")
+        assert wait_until(lambda: server_rows(team_db.owner_url, count) == [(3,)], 30)
+        assert a.client.get("/api/team/status").json()["outbox"] == 0

@@ -430,7 +430,6 @@ _SPECS: tuple[Spec, ...] = (
         "(postgresql://MEMBER:PASSWORD@HOST:PORT/DB, the join URL the team's owner made "
         "for this member); empty: no team.",
         secret=True,
-        restart=True,
     ),
     Spec(
         "CLAUDE_MEM_TEAM_SYNC_S",

@@ -240,8 +240,17 @@ def _remove_member(args: argparse.Namespace) -> int:
     from claude_mem.team import admin
 
     url = _owner_url(args)
-    _as_owner(url, lambda: admin.remove_member(url, args.name))
-    print(f"member {args.name} removed: its role is dropped and its sessions ended")
+    removed: admin.Removed = _as_owner(url, lambda: admin.remove_member(url, args.name))
+    shares = f", its shares ({', '.join(removed.shares)}) dropped" if removed.shares else ""
+    if not removed.sessions_left:
+        print(f"member {args.name} removed: its role is dropped{shares} and its sessions ended")
+        return 0
+    print(f"member {args.name} removed: its role is dropped{shares}")
+    print(
+        f"its {removed.sessions_left} open session(s) were not ended (that needs a superuser or"
+        " the pg_signal_backend role: GRANT pg_signal_backend TO <owner>); they see nothing"
+        " from now on and cannot connect again"
+    )
     return 0
 
 
@@ -322,7 +331,7 @@ def _join(args: argparse.Namespace) -> int:
         print("share a project with it: claude-mem team share PROJECT")
     else:
         print("a read-only member: this machine pulls the team's memory, shares nothing")
-    _restart_note()
+    _env_note()
     return 0
 
 
@@ -340,7 +349,7 @@ def _leave(args: argparse.Namespace) -> int:
     if worker is None:
         print("no worker runs: nothing syncs with the team, nothing to stop")
         return 0
-    status, answer = _call(worker, "POST", "/api/team/stop")
+    status, answer = _call(worker, "POST", "/api/team/follow")
     if status != 200 or not isinstance(answer, dict):
         raise TeamCommandError(
             f"the running worker (pid {worker[0].pid}) did not stop its team sync (HTTP "
@@ -358,16 +367,6 @@ def _env_note() -> None:
 
     if settings.load().sources[TEAM_URL] == "env":
         print(f"note: {TEAM_URL} is also set in the environment, which overrides settings.json")
-
-
-def _restart_note() -> None:
-    from claude_mem import settings
-    from claude_mem.worker import lifecycle
-
-    _env_note()
-    worker = lifecycle.ready_with_token()
-    if worker is not None and settings.SPECS[TEAM_URL].restart:
-        print(f"the running worker reads {TEAM_URL} when it starts: claude-mem worker restart")
 
 
 def _call(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from collections.abc import Iterable
 from typing import Any
 
 from msgspec.structs import replace
@@ -12,7 +13,7 @@ from msgspec.structs import replace
 from claude_mem.records import Observation
 from claude_mem.store.context_queries import records
 from claude_mem.store.rows import newest_first, now_ms, row_dict, row_dicts
-from claude_mem.store.write import cleaned, insert
+from claude_mem.store.write import cleaned, insert, update
 
 
 def content_hash(obs: Observation) -> str:
@@ -53,6 +54,33 @@ def insert_observation(
         (obs.session_id, obs.content_hash),
     ).fetchone()
     return int(existing[0]), False
+
+
+def replace_observation(
+    conn: sqlite3.Connection,
+    observation_id: int,
+    obs: Observation,
+    names: Iterable[str],
+    *,
+    redact: bool = True,
+) -> bool:
+    """Observation `observation_id` takes `obs`'s `names` fields in place (its id, session,
+    links and tool events stay; its vector goes, to be made again from the new text): a
+    teammate's record its author edited. Whether it changed; same content is no change, and
+    so is content its session holds in another row already."""
+    obs = cleaned(obs, redact)
+    obs = replace(obs, content_hash=content_hash(obs))
+    clash = conn.execute(
+        "SELECT 1 FROM observations o JOIN observations other"
+        " ON other.session_id = o.session_id AND other.content_hash = ?"
+        " WHERE o.id = ?",
+        (obs.content_hash, observation_id),
+    ).fetchone()
+    if clash:
+        return False
+    update(conn, obs, observation_id, [*names, "content_hash"])
+    conn.execute("DELETE FROM vectors WHERE kind = 'observation' AND row_id = ?", (observation_id,))
+    return True
 
 
 def get_observation(conn: sqlite3.Connection, observation_id: int) -> dict[str, Any] | None:

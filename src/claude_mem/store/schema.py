@@ -458,3 +458,31 @@ END;
         for name, event in (("ai", "INSERT"), ("au", "UPDATE"))
     )
 )
+
+# Team rows that change after they are queued: an own observation of a shared project edited
+# in place (a decision folded into its session's earlier one) is queued again, and pushed
+# over its server row; a supersede link is queued whenever it is set or pointed elsewhere and
+# one side is the user's own shared row, the other own or a teammate's copy (a history
+# decision superseded by a teammate's later one). A link between two teammates' copies came
+# from the server. `team_visible` holds the team's shared projects as the last pull saw them:
+# one that appears again is pulled from its start.
+TEAM_UPDATES = f"""
+CREATE TRIGGER observations_team_edit AFTER UPDATE OF content_hash ON observations
+WHEN new.content_hash IS NOT old.content_hash AND {_own_shared("new")} BEGIN
+    INSERT INTO team_outbox (op, kind, row_id, project, created_at)
+        VALUES ('record', 'observation', new.id, new.project, {_NOW_MS});
+END;
+DROP TRIGGER observations_team_au;
+CREATE TRIGGER observations_team_au AFTER UPDATE OF superseded_by ON observations
+WHEN new.superseded_by IS NOT NULL AND new.superseded_by IS NOT old.superseded_by
+    AND EXISTS (SELECT 1 FROM observations s WHERE s.id = new.superseded_by
+                AND ({_own_shared("s")}
+                     OR (s.origin_id IS NOT NULL AND {_own_shared("new")}))) BEGIN
+    INSERT INTO team_outbox (op, kind, row_id, project, origin_id, successor_id, created_at)
+        VALUES ('supersede', 'observation', new.id, new.project, new.origin_id,
+                new.superseded_by, {_NOW_MS});
+END;
+CREATE TABLE team_visible (
+    project TEXT PRIMARY KEY
+);
+"""

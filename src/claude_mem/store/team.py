@@ -21,10 +21,14 @@ from dataclasses import dataclass, field
 import msgspec
 
 from claude_mem.records import Observation, Session
-from claude_mem.store.observations import delete_observation, insert_observation
+from claude_mem.store.observations import (
+    delete_observation,
+    insert_observation,
+    replace_observation,
+)
 from claude_mem.store.rows import now_ms, row_dict
 from claude_mem.store.summaries import delete_summary, insert_summary
-from claude_mem.store.transfer import import_session, link_superseded
+from claude_mem.store.transfer import import_session
 from claude_mem.store.write import cleaned
 from claude_mem.team.records import (
     KINDS,
@@ -34,6 +38,7 @@ from claude_mem.team.records import (
     local_record,
     origin,
     own_row,
+    shared_fields,
     team_record,
 )
 
@@ -140,11 +145,10 @@ def outbox(
         if op == "forget":
             batch.events.append(TeamEvent(kind="forget", origin_id=name, project=project,
                                           machine=machine, created_at=int(created_at)))  # fmt: skip
-        elif op == "supersede" and _shared_row(conn, "observation", int(successor_id)):
+        elif op == "supersede" and (successor := _team_name(conn, int(successor_id), machine)):
             batch.events.append(TeamEvent(
                 kind="supersede", origin_id=name, project=project, machine=machine,
-                created_at=int(created_at),
-                successor_origin_id=origin(machine, "observation", int(successor_id)),
+                created_at=int(created_at), successor_origin_id=successor,
             ))  # fmt: skip
         elif op == "record" and (kind, int(row_id)) not in carried:
             record = _record(conn, kind, int(row_id), machine)
@@ -190,6 +194,20 @@ def _shared_row(conn: sqlite3.Connection, kind: Kind, row_id: int) -> bool:
     )
 
 
+def _team_name(conn: sqlite3.Connection, obs_id: int, machine: str) -> str | None:
+    """The origin id the team knows observation `obs_id` by: a teammate's copy's own, or
+    this machine's for its own row of a shared project; None for any other row."""
+    row = conn.execute(
+        """SELECT r.origin_id FROM observations r
+           WHERE r.id = ? AND (r.origin_id IS NOT NULL
+               OR EXISTS (SELECT 1 FROM team_shares s WHERE s.project = r.project))""",
+        (obs_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    return str(row[0]) if row[0] is not None else origin(machine, "observation", obs_id)
+
+
 def _record(conn: sqlite3.Connection, kind: Kind, row_id: int, machine: str) -> TeamRecord | None:
     row = row_dict(
         conn.execute(
@@ -232,6 +250,18 @@ def newest_pulled(conn: sqlite3.Connection) -> int | None:
     return max(times) if times else None
 
 
+def visible(conn: sqlite3.Connection) -> set[str]:
+    """The team's shared projects as the last pull saw them."""
+    return {str(row[0]) for row in conn.execute("SELECT project FROM team_visible")}
+
+
+def see(conn: sqlite3.Connection, projects: Iterable[str]) -> None:
+    conn.execute("DELETE FROM team_visible")
+    conn.executemany(
+        "INSERT INTO team_visible (project) VALUES (?)", [(project,) for project in projects]
+    )
+
+
 def cursor(conn: sqlite3.Connection, stream: str) -> Position:
     row = conn.execute("SELECT txid, seq FROM team_cursor WHERE stream = ?", (stream,)).fetchone()
     return START if row is None else (str(row[0]), int(row[1]))
@@ -253,7 +283,13 @@ def apply_pulled(
     applied = Applied()
     sessions: dict[str, int] = {}
     for record in records:
-        if record.machine == machine or _local_id(conn, record.kind, record.origin_id, ""):
+        if record.machine == machine:
+            continue
+        known = _local_id(conn, record.kind, record.origin_id, "")
+        if known is not None:  # pulled again: its author edited it, or a project's re-pull
+            if _edited(conn, record, known, redact):
+                applied.records += 1
+                applied.observation_ids.append(known)
             continue
         session_id = sessions.get(record.source_session) or _session(conn, record, redact)
         sessions[record.source_session] = session_id
@@ -276,6 +312,20 @@ def apply_pulled(
             (stream, txid, seq),
         )
     return applied
+
+
+def _edited(conn: sqlite3.Connection, record: TeamRecord, row_id: int, redact: bool) -> bool:
+    """Whether the local copy `row_id` of `record` took the record's new content (only an
+    observation is edited in place)."""
+    if record.kind != "observation":
+        return False
+    session_id = conn.execute(
+        "SELECT session_id FROM observations WHERE id = ?", (row_id,)
+    ).fetchone()[0]
+    row = local_record(record, int(session_id))
+    assert isinstance(row, Observation)
+    names = [*shared_fields("observation"), "created_at"]
+    return replace_observation(conn, row_id, row, names, redact=redact)
 
 
 def _session(conn: sqlite3.Connection, record: TeamRecord, redact: bool) -> int:
@@ -315,8 +365,15 @@ def _apply_event(conn: sqlite3.Connection, event: TeamEvent, machine: str) -> in
         return 0
     older = _local_id(conn, "observation", event.origin_id, machine)
     newer = _local_id(conn, "observation", event.successor_origin_id or "", machine)
-    if older is None or newer is None:
+    if older is None or newer is None or older == newer:
         return 0
-    changes = conn.total_changes
-    link_superseded(conn, [(newer, older)])
-    return int(conn.total_changes > changes)
+    queued = conn.execute("SELECT coalesce(max(id), 0) FROM team_outbox").fetchone()[0]
+    changed = conn.execute(  # the team's link wins: it may point elsewhere than the one here
+        "UPDATE observations SET superseded_by = ? WHERE id = ? AND superseded_by IS NOT ?",
+        (newer, older, newer),
+    ).rowcount
+    conn.execute(  # the trigger queued it as a link made here: the team's is not sent back
+        "DELETE FROM team_outbox WHERE id > ? AND op = 'supersede' AND row_id = ?",
+        (queued, older),
+    )
+    return int(changed)

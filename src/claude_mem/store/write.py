@@ -1,12 +1,14 @@
 """Writing a record: its flagged fields cleaned and cut (`cleaned`), then one INSERT built from
-its fields (`insert`). The table modules call both, so no caller of the store can skip the
-privacy pass, and one pass serves every intake: the worker's ingest cleans nothing itself."""
+its fields (`insert`; `update` rewrites a row in place). The table modules call both, so no
+caller of the store can skip the privacy pass, and one pass serves every intake: the
+worker's ingest cleans nothing itself."""
 
 from __future__ import annotations
 
 import functools
 import json
 import sqlite3
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 import msgspec
@@ -83,6 +85,18 @@ def insert_returning(
         (*(_stored(c, getattr(record, c.name)) for c in stored), *params),
     ).fetchone()
     return None if row is None else tuple(row)
+
+
+def update(conn: sqlite3.Connection, record: Record, row_id: int, names: Iterable[str]) -> None:
+    """UPDATE row `row_id` of a `cleaned` record's table with its `names` fields, stored as
+    `insert` stores them."""
+    by_name = {c.name: c for c in columns(type(record))}
+    chosen = [by_name[name] for name in names]
+    conn.execute(
+        f"UPDATE {type(record).table} SET {', '.join(f'{c.name} = ?' for c in chosen)}"
+        " WHERE id = ?",
+        (*(_stored(c, getattr(record, c.name)) for c in chosen), row_id),
+    )
 
 
 @functools.cache

@@ -2,10 +2,12 @@
 
 A member is a PostgreSQL login role with a generated password, granted the schema's reader
 role and, unless read-only, its writer role, and listed in `claude_mem.members` with its team:
-the engine's row-level security does the rest. Removing a member deletes that row (its
-sessions see nothing from then on), ends its sessions and drops the role, so its URL stops
-working at once; what it wrote stays, keyed by its name. Resetting a member gives its role a
-new password and ends its sessions: a lost or leaked join URL is replaced. Role names are
+the engine's row-level security does the rest. Removing a member deletes that row and its
+shares of projects in one transaction (its sessions see nothing from then on), ends its
+sessions when the owner may (superuser or `pg_signal_backend`; otherwise it says how many are
+left open) and drops the role, so its URL stops working at once; what it wrote stays, keyed by
+its name. Resetting a member gives its role a new password and ends its sessions (which needs
+the same privilege, asked for first): a lost or leaked join URL is replaced. Role names are
 validated and every identifier goes through `psycopg.sql`; the password is hashed on this side
 (libpq's `PQencryptPasswordConn`), so it never travels to the server, or its logs, in the clear.
 """
@@ -30,6 +32,14 @@ TERMINATE_WAIT_MS = 5000  # how long remove-member waits for each of the member'
 
 class TeamAdminError(RuntimeError):
     """An administration step that cannot be done; the message says why, in one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Removed:
+    """What `remove_member` did beyond dropping the role."""
+
+    shares: list[str]  # the projects the member shared, no longer shared by it
+    sessions_left: int  # its open sessions not ended: the owner may not signal them
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +103,9 @@ def add_member(owner_url: str, name: str, team: str | None = None, read_only: bo
     return pg.with_credentials(owner_url, name, password)
 
 
-def remove_member(owner_url: str, name: str) -> None:
-    """Take `name` out of its team, end its sessions and drop its role."""
+def remove_member(owner_url: str, name: str) -> Removed:
+    """Take `name` out of its team with its shares, end its sessions (when this owner may
+    signal them) and drop its role."""
     from psycopg import sql  # noqa: PLC0415
 
     role = sql.Identifier(check_role_name(name))
@@ -105,9 +116,21 @@ def remove_member(owner_url: str, name: str) -> None:
             ).fetchone()
             if gone is None:
                 raise TeamAdminError(f"{name} is not a member of a team on this server")
+            shares = conn.execute(
+                "DELETE FROM claude_mem.shared_projects WHERE shared_by = %s RETURNING project",
+                (name,),
+            ).fetchall()
             conn.execute(sql.SQL("ALTER ROLE {} NOLOGIN").format(role))
-        _end_sessions(conn, name)
+        sessions_left = 0
+        if _may_signal(conn):
+            _end_sessions(conn, name)
+        else:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE usename = %s", (name,)
+            ).fetchone()
+            sessions_left = 0 if row is None else int(str(row[0]))
         conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(role))
+    return Removed(sorted({str(r[0]) for r in shares}), sessions_left)
 
 
 def reset_member(owner_url: str, name: str) -> str:
@@ -121,6 +144,11 @@ def reset_member(owner_url: str, name: str) -> str:
             raise TeamAdminError(
                 f"{name} is not a member of a team on this server "
                 f"(add it: claude-mem team add-member {name})"
+            )
+        if not _may_signal(conn):
+            raise TeamAdminError(
+                "resetting a member ends its sessions, which needs an owner that is a superuser "
+                "or has the pg_signal_backend role (GRANT pg_signal_backend TO <owner>)"
             )
         password = _new_password(conn, name)
         _end_sessions(conn, name)
@@ -186,6 +214,15 @@ def _require_owner(conn: psycopg.Connection[tuple[object, ...]]) -> None:
             f"team init needs the server's owner (a role that may create roles and schemas); "
             f"{who} may not"
         )
+
+
+def _may_signal(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
+    """Whether this role may end another role's sessions (superuser or `pg_signal_backend`)."""
+    row = conn.execute(
+        "SELECT rolsuper OR pg_has_role(current_user, 'pg_signal_backend', 'USAGE')"
+        " FROM pg_roles WHERE rolname = current_user"
+    ).fetchone()
+    return row is not None and bool(row[0])
 
 
 def _team_id(conn: psycopg.Connection[tuple[object, ...]], team: str | None) -> int:

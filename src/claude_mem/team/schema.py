@@ -5,9 +5,9 @@ engine's: a member is a PostgreSQL login role, granted `claude_mem_reader` (read
 read-only, `claude_mem_writer` (append); row-level security limits every row to the member's
 own team (`claude_mem.current_team()`, the team of `session_user`) and records to the
 projects that team shares: a project is shared while at least one member shares it (one
-`shared_projects` row per member who does). Rows are appended, never rewritten (only a
-record's embedding is filled in later, by its author): forgets and supersede links are rows
-of `events`. Each row
+`shared_projects` row per member who does). Rows are appended; a record is rewritten only by
+its author (its embedding filled in, its content edited) and a supersede link when it changes
+(`_UPDATES`): forgets and supersede links are rows of `events`. Each row
 carries the transaction that wrote it (`txid`), so a reader can take rows in commit-safe
 order: everything below `pg_snapshot_xmin(pg_current_snapshot())` has committed or never will.
 Full text is the one read that is not a member's own statement: under row-level security it
@@ -384,12 +384,45 @@ END
 $fn$;
 """
 
+# Records and links change after they are pushed: an observation edited in place (folded,
+# edited) is pushed again, and a supersede link set later or pointed elsewhere. The author's
+# push rewrites its record's row, by origin id, and a member's push rewrites the team's link
+# of a record; either takes a new `txid` and `seq`, so every puller reads the row again, past
+# its cursor, as it reads a new one. `record_words` follows a record's new words and seq.
+_UPDATES = f"""
+GRANT UPDATE (content_hash, type, title, created_at, body, search_text, txid, seq)
+    ON claude_mem.records TO {WRITER};
+GRANT UPDATE (successor_origin_id, machine, created_at, member, txid, seq)
+    ON claude_mem.events TO {WRITER};
+CREATE POLICY relink ON claude_mem.events FOR UPDATE
+    USING (team_id = claude_mem.current_team() AND kind = 'supersede')
+    WITH CHECK (team_id = claude_mem.current_team() AND member = session_user);
+
+CREATE FUNCTION claude_mem.move_record_words() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+    DELETE FROM claude_mem.record_words w USING earlier b JOIN later a USING (team_id, origin_id)
+    WHERE a.seq <> b.seq AND w.seq = b.seq;
+    INSERT INTO claude_mem.record_words ({_WORDS_COLUMNS})
+    SELECT r.seq, r.team_id, r.created_at, r.kind, r.project, r.type, strip(r.tsv)
+    FROM later r JOIN earlier b USING (team_id, origin_id)
+    WHERE r.seq <> b.seq {_NOT_FORGOTTEN};
+    RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER record_words_moved AFTER UPDATE ON claude_mem.records
+    REFERENCING OLD TABLE AS earlier NEW TABLE AS later FOR EACH STATEMENT
+    EXECUTE FUNCTION claude_mem.move_record_words();
+REVOKE ALL ON FUNCTION claude_mem.move_record_words() FROM PUBLIC;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_roles", _ROLES),
     Migration("0002_tables", _TABLES),
     Migration("0003_access", _ACCESS),
     Migration("0004_search", _SEARCH),
     Migration("0005_record_words", _RECORD_WORDS),
+    Migration("0006_updates", _UPDATES),
 )
 
 _LOCK = 0x636C6D  # an advisory lock id of our own: concurrent `team init`s migrate one at a time

@@ -4,8 +4,9 @@ team's rows into the local store, a round every `CLAUDE_MEM_TEAM_SYNC_S` seconds
 Push: a batch of the outbox (`store.team.outbox`: privacy-cleaned again) goes in one server
 transaction sent in one round trip (a pipeline), one statement per table over arrays of the
 batch's rows: records with their vectors, added once by origin id (a record already there
-without its vector gets it, nothing else changes), events `ON CONFLICT DO NOTHING` by kind
-and origin id, then the vectors made after their records were pushed, one UPDATE for all. A
+is rewritten only when its content changed, an edit in place here, or gets the vector it
+lacked), events by kind and origin id (a supersede link that changed replaces the team's
+link), then the vectors made after their records were pushed, one UPDATE for all. A
 record goes with its vector whenever it has one, so the server writes and indexes that row
 once; vectors go in pgvector's binary form. Only after the transaction commits are those
 outbox rows dropped: a crash in between pushes them again, which adds nothing. Up to
@@ -22,7 +23,10 @@ Pull: rows below the oldest transaction still running (`pg_snapshot_xmin`), in `
 order after the cursor, so a row that commits later can never fall behind a cursor already
 past it; our own machine's rows move the cursor without their bodies. Events are read in the
 same snapshot as the last records batch, so a link or tombstone never arrives before its
-record. Each chunk of pulled rows commits locally with the cursor that covers it.
+record. Each chunk of pulled rows commits locally with the cursor that covers it. A rewritten
+row takes a new place in that order, so it is pulled again like a new one and updates the
+copy here. A project the team shares again, after nobody did, is pulled from its start up
+to the cursors (`_catch_up`): the cursors passed its rows while nobody could read them.
 
 A failed round (the server away, a timeout) is recorded in the status, password redacted,
 and retried with a backoff up to `MAX_BACKOFF_S`; hooks never wait on any of it, and the
@@ -44,7 +48,7 @@ from claude_mem import log
 from claude_mem.store import Database
 from claude_mem.store import team as team_store
 from claude_mem.store.rows import now_ms
-from claude_mem.team import pg
+from claude_mem.team import pg, schema
 from claude_mem.team.records import TeamEvent, TeamRecord, machine_id
 from claude_mem.team.status import TeamError, TeamStatus, local_status
 
@@ -61,19 +65,36 @@ KEPT_ERRORS = 10
 RECORDS, EVENTS = "records", "events"
 
 # One statement per table and batch, each column an array (sent binary: nothing to quote). A
-# record already on the server (a push whose acknowledgement was lost) is left as it is, but
-# for a vector it lacked.
+# record already on the server is rewritten by its author when its content changed (edited
+# in place here), taking a new place in the pull order; one pushed again as it was (a push
+# whose acknowledgement was lost) is left as it is, but for a vector it lacked. A supersede
+# link that changed replaces the team's link of that record, a new place in the pull order
+# too; a forget is written once.
 _INSERT_RECORDS = """
 INSERT INTO claude_mem.records AS r (origin_id, content_hash, kind, project, type, title,
     created_at, machine, source_session, body, search_text, embedding)
 SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[],
     %b::bigint[], %b::text[], %b::text[], %b::jsonb[], %b::text[], %b::vector[])
-ON CONFLICT (team_id, origin_id) DO UPDATE SET embedding = excluded.embedding
-WHERE r.embedding IS NULL AND excluded.embedding IS NOT NULL AND r.member = session_user"""
+ON CONFLICT (team_id, origin_id) DO UPDATE SET
+    embedding = COALESCE(excluded.embedding, r.embedding),
+    content_hash = excluded.content_hash, type = excluded.type, title = excluded.title,
+    created_at = excluded.created_at, body = excluded.body, search_text = excluded.search_text,
+    txid = CASE WHEN r.content_hash = excluded.content_hash THEN r.txid
+                ELSE pg_current_xact_id() END,
+    seq = CASE WHEN r.content_hash = excluded.content_hash THEN r.seq
+               ELSE nextval('claude_mem.records_seq_seq') END
+WHERE r.member = session_user AND (r.content_hash <> excluded.content_hash
+    OR (r.embedding IS NULL AND excluded.embedding IS NOT NULL))"""
 _INSERT_EVENTS = """
-INSERT INTO claude_mem.events (kind, project, origin_id, successor_origin_id, machine, created_at)
+INSERT INTO claude_mem.events AS e (kind, project, origin_id, successor_origin_id, machine,
+    created_at)
 SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::bigint[])
-ON CONFLICT (team_id, kind, origin_id) DO NOTHING"""
+ON CONFLICT (team_id, kind, origin_id) DO UPDATE SET
+    successor_origin_id = excluded.successor_origin_id, machine = excluded.machine,
+    created_at = excluded.created_at, member = session_user, txid = pg_current_xact_id(),
+    seq = nextval('claude_mem.events_seq_seq')
+WHERE e.kind = 'supersede'
+    AND e.successor_origin_id IS DISTINCT FROM excluded.successor_origin_id"""
 _SET_EMBEDDINGS = """
 UPDATE claude_mem.records r SET embedding = u.embedding
 FROM unnest(%b::text[], %b::vector[]) AS u (origin_id, embedding)
@@ -85,20 +106,34 @@ ON CONFLICT (team_id, project, shared_by) DO NOTHING"""
 _UNSHARE = """
 DELETE FROM claude_mem.shared_projects WHERE shared_by = session_user AND project = %s"""
 _MY_SHARES = "SELECT project FROM claude_mem.shared_projects WHERE shared_by = session_user"
-# Own rows come without their body: they only move the cursor.
-_PULL_RECORDS = """
-SELECT txid::text, seq, member, machine,
-       CASE WHEN machine = %(machine)s THEN NULL ELSE body END
-FROM claude_mem.records
+# Pulls, in (txid, seq) order after a position: own rows come without their body (they only
+# move the cursor). The stream's rows below the horizon, or a project's up to the cursor.
+_PULL = """
+SELECT {columns} FROM claude_mem.{table}
 WHERE team_id = claude_mem.current_team() AND (txid, seq) > (%(txid)s::xid8, %(seq)s)
-  AND txid < %(horizon)s::xid8
+  AND {until}
 ORDER BY txid, seq LIMIT %(limit)s"""
-_PULL_EVENTS = """
-SELECT txid::text, seq, kind, project, origin_id, successor_origin_id, machine, created_at
-FROM claude_mem.events
-WHERE team_id = claude_mem.current_team() AND (txid, seq) > (%(txid)s::xid8, %(seq)s)
-  AND txid < %(horizon)s::xid8
-ORDER BY txid, seq LIMIT %(limit)s"""
+_COLUMNS = {
+    RECORDS: "txid::text, seq, member, machine,"
+    " CASE WHEN machine = %(machine)s THEN NULL ELSE body END",
+    EVENTS: "txid::text, seq, kind, project, origin_id, successor_origin_id, machine, created_at",
+}
+_PULL_NEW = {
+    stream: _PULL.format(columns=columns, table=stream, until="txid < %(horizon)s::xid8")
+    for stream, columns in _COLUMNS.items()
+}
+_PULL_PROJECT = {
+    stream: _PULL.format(
+        columns=columns,
+        table=stream,
+        until="project = %(project)s AND (txid, seq) <= (%(to_txid)s::xid8, %(to_seq)s)",
+    )
+    for stream, columns in _COLUMNS.items()
+}
+_VISIBLE = "SELECT DISTINCT project FROM claude_mem.shared_projects"
+# A writer whose server lacks migration 0006 (it may add records but not rewrite them).
+_BEHIND = """SELECT has_table_privilege('claude_mem.records', 'INSERT')
+    AND NOT has_column_privilege('claude_mem.records', 'body', 'UPDATE')"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +170,10 @@ class TeamSync:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        # Send push batches (one thread per batch in flight) while this one reads the next.
-        self._senders = futures.ThreadPoolExecutor(
-            PUSH_CONNECTIONS, thread_name_prefix="claude-mem-team-push"
-        )
+        self._lifecycle = threading.Lock()  # one start or stop at a time
+        # Send push batches (one thread per batch in flight) while this one reads the next;
+        # made on first use, shut down by `stop`.
+        self._senders: futures.ThreadPoolExecutor | None = None
         self._lock = threading.Lock()  # guards what status() reads
         self._team: str | None = None
         self._held: set[str] | None = None  # the server's shares of this member, once a round
@@ -154,7 +189,12 @@ class TeamSync:
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
-        if self._thread is None:
+        """Start the sync thread; again after `stop` too (the settings changed, the member
+        joined again): it goes on from the local cursors and outbox."""
+        with self._lifecycle:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._stopping.clear()
             self._thread = threading.Thread(target=self._run, name="claude-mem-team", daemon=True)
             self._thread.start()
 
@@ -163,12 +203,18 @@ class TeamSync:
         self._wake.set()
 
     def stop(self, timeout: float = 10.0) -> None:
-        self._stopping.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-        self._senders.shutdown(wait=True)
-        self._disconnect()
+        """Stop the thread after its round, and close its connections; `start` goes on."""
+        with self._lifecycle:
+            self._stopping.set()
+            self._wake.set()
+            if self._thread is not None:
+                self._thread.join(timeout)
+                if not self._thread.is_alive():  # else a `start` lets it go on: one thread
+                    self._thread = None
+            senders, self._senders = self._senders, None
+            if senders is not None:
+                senders.shutdown(wait=True)
+            self._disconnect()
 
     def status(self) -> TeamStatus:
         found = local_status(self.db.read(), self.url)
@@ -216,6 +262,7 @@ class TeamSync:
         conn = self._connection()
         self._held = None
         self._push(conn)
+        self._catch_up(conn)
         while self._pull(conn) and not self._stopping.is_set():
             pass
         with self._lock:
@@ -231,6 +278,13 @@ class TeamSync:
             ).fetchone()
             with self._lock:
                 self._team = None if row is None else str(row[0])
+            behind = conn.execute(_BEHIND).fetchone()
+            if behind is not None and behind[0]:
+                _close(conn)
+                raise schema.TeamSchemaError(
+                    "the team server's schema is older than this claude-mem (it cannot take "
+                    "edits): its owner runs claude-mem team init OWNER_URL to update it"
+                )
             self._conn = conn
         return self._conn
 
@@ -277,7 +331,7 @@ class TeamSync:
                     free.append(opened[-1])
                 link = free.pop()
                 self._shares(link)  # after the batch is read: the projects of its records
-                flight.append((batch, link, self._senders.submit(self._send, link, batch)))
+                flight.append((batch, link, self._sender_pool().submit(self._send, link, batch)))
                 if len(batch.ids) < PUSH_BATCH or self._stopping.is_set():
                     break  # vector ops carried by records count towards a full batch too
                 batch = self._prepare([i for sent, _, _ in flight for i in sent.ids])
@@ -291,6 +345,13 @@ class TeamSync:
                     self._acknowledge(sent)
             for extra in opened:
                 _close(extra)
+
+    def _sender_pool(self) -> futures.ThreadPoolExecutor:
+        if self._senders is None:
+            self._senders = futures.ThreadPoolExecutor(
+                PUSH_CONNECTIONS, thread_name_prefix="claude-mem-team-push"
+            )
+        return self._senders
 
     def _land(
         self,
@@ -319,12 +380,13 @@ class TeamSync:
         batch = team_store.outbox(self.db.read(), self.machine, PUSH_BATCH, pending=pending)
         records = {r.origin_id: r for r in batch.records}  # one row per origin id and statement
         later = {v.origin_id: pg.vector(v.values) for v in batch.vectors}
+        events = {(e.kind, e.origin_id): e for e in batch.events}  # a row's newest link
         statements = [
             (
                 _INSERT_RECORDS,
                 _columns([_record_row(r, batch.embeddings) for r in records.values()]),
             ),
-            (_INSERT_EVENTS, _columns([_event_row(e) for e in batch.events])),
+            (_INSERT_EVENTS, _columns([_event_row(e) for e in events.values()])),
             (_SET_EMBEDDINGS, _columns([(o, v) for o, v in later.items() if v is not None])),
         ]
         return _Batch(
@@ -351,19 +413,54 @@ class TeamSync:
             horizon = conn.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
             at = str(_one(horizon.fetchone()))
             records = conn.execute(
-                _PULL_RECORDS, self._after(records_at, at) | {"machine": self.machine}
+                _PULL_NEW[RECORDS], self._after(records_at) | {"horizon": at}
             ).fetchall()
             if len(records) < PULL_BATCH:  # caught up: links and tombstones of what we have
-                events = conn.execute(_PULL_EVENTS, self._after(events_at, at)).fetchall()
+                events = conn.execute(
+                    _PULL_NEW[EVENTS], self._after(events_at) | {"horizon": at}
+                ).fetchall()
         for chunk in _chunks(records):
             self._apply([_pulled(row) for row in chunk], [], {RECORDS: _position(chunk[-1])})
         for chunk in _chunks(events):
             self._apply([], [_event(row) for row in chunk], {EVENTS: _position(chunk[-1])})
         return len(records) == PULL_BATCH or len(events) == PULL_BATCH
 
-    @staticmethod
-    def _after(position: team_store.Position, horizon: str) -> dict[str, object]:
-        return {"txid": position[0], "seq": position[1], "horizon": horizon, "limit": PULL_BATCH}
+    def _after(self, position: team_store.Position) -> dict[str, object]:
+        return {"txid": position[0], "seq": position[1], "limit": PULL_BATCH,
+                "machine": self.machine}  # fmt: skip
+
+    def _catch_up(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+        """Projects the team shares that the last round did not see (shared again after
+        every share of them had gone, a member's shares gone with it): their rows the cursors
+        passed while nobody could read them, pulled from the start (rows known here add
+        nothing). The rows past the cursors come with the stream."""
+        local = self.db.read()
+        visible = {str(row[0]) for row in conn.execute(_VISIBLE)}
+        seen = team_store.visible(local)
+        if visible == seen:
+            return
+        ends = {stream: team_store.cursor(local, stream) for stream in (RECORDS, EVENTS)}
+        for project in sorted(visible - seen):
+            for stream, end in ends.items():
+                position = team_store.START
+                while end != team_store.START:
+                    if self._stopping.is_set():
+                        return  # not seen yet: the next start pulls it again
+                    found = conn.execute(
+                        _PULL_PROJECT[stream],
+                        self._after(position)
+                        | {"project": project, "to_txid": end[0], "to_seq": end[1]},
+                    ).fetchall()
+                    for chunk in _chunks(found):
+                        if stream == RECORDS:
+                            self._apply([_pulled(row) for row in chunk], [], {})
+                        else:
+                            self._apply([], [_event(row) for row in chunk], {})
+                    if len(found) < PULL_BATCH:
+                        break
+                    position = _position(found[-1])
+        with self.db.write() as writing:
+            team_store.see(writing, visible)
 
     def _apply(
         self,

@@ -34,6 +34,7 @@ from claude_mem.worker.token import ensure_hook_token, ensure_token
 
 OPEN_RETRY_MAX_S = 2.0
 QUEUE_STATUS_INTERVAL_S = 0.25
+TEAM_SETTINGS_S = 1.0  # how often the team sync's settings are looked at
 
 
 class WorkerState:
@@ -60,6 +61,8 @@ class WorkerState:
         self.history: HistoryRefresh | None = None
         self.recovery: Recovery | None = None
         self.team: TeamSync | None = None  # only while a team URL is set
+        self._team_config: tuple[str, int] | None = None  # the settings `team` was made for
+        self._team_lock = threading.Lock()
         self._queue_changed = threading.Event()
         self.error: str | None = None
         # Set by whoever runs the server (worker.main, test harness): asks it to stop gracefully.
@@ -67,6 +70,7 @@ class WorkerState:
         self._opening: asyncio.Task[None] | None = None
         self._status_task: asyncio.Task[None] | None = None
         self._backup_task: asyncio.Task[None] | None = None
+        self._team_task: asyncio.Task[None] | None = None
 
     @property
     def ready(self) -> bool:
@@ -155,6 +159,7 @@ class WorkerState:
             self._backup_task = asyncio.get_running_loop().create_task(
                 backup.run_daily(lambda: self.db, lambda: self.settings)
             )
+            self._team_task = asyncio.get_running_loop().create_task(self._follow_team(db))
 
     async def _publish_queue_status(self) -> None:
         """Queue depth for the viewer, at most a few times a second: counting rows on every
@@ -180,17 +185,46 @@ class WorkerState:
             raise
         return db
 
+    def _team_settings(self) -> tuple[str, int]:
+        settings = self.settings
+        return settings.get_str("CLAUDE_MEM_TEAM_URL"), settings.get_int("CLAUDE_MEM_TEAM_SYNC_S")
+
+    async def _follow_team(self, db: Database) -> None:
+        """The team sync follows its settings without a worker restart: a new team URL
+        (`team join`, `team leave`, `settings set`) or interval stops the running sync and
+        starts the one the settings now ask for."""
+        while self.db is not None:
+            await asyncio.sleep(TEAM_SETTINGS_S)
+            if self._team_settings() != self._team_config:
+                await asyncio.to_thread(self._restart_team, db)
+
+    def follow_team_now(self) -> bool:
+        """The team settings applied at once rather than within TEAM_SETTINGS_S (`team leave`
+        asks, to say what happened): whether a sync that was running has stopped."""
+        was_syncing = self.team is not None
+        if self.db is not None:
+            self._restart_team(self.db)
+        return was_syncing and self.team is None
+
+    def _restart_team(self, db: Database) -> None:
+        """The sync the settings ask for, when they changed since it was made; the lock keeps
+        the once-a-second follower and `follow_team_now` from making two."""
+        with self._team_lock:
+            if self._team_settings() == self._team_config:
+                return
+            if self.team is not None:
+                team, self.team = self.team, None
+                team.stop()
+            self.team = self._team_sync(db)
+
     def _team_sync(self, db: Database) -> TeamSync | None:
         """The team sync thread, started, when a team URL is set (a bad one is logged)."""
-        url = self.settings.get_str("CLAUDE_MEM_TEAM_URL")
+        self._team_config = url, interval_s = self._team_settings()
         if not url:
             return None
         try:
             sync = TeamSync(
-                db,
-                url,
-                interval_s=self.settings.get_int("CLAUDE_MEM_TEAM_SYNC_S"),
-                on_pulled=lambda ids: self._team_pulled(db, ids),
+                db, url, interval_s=interval_s, on_pulled=lambda ids: self._team_pulled(db, ids)
             )
         except ValueError as exc:
             log.warn("team", "team sync off: the team URL is not usable", error=str(exc))
@@ -226,7 +260,7 @@ class WorkerState:
 
     async def close(self) -> None:
         """Graceful stop: stop opening, fold the WAL into the file, close the store."""
-        for task in (self._opening, self._status_task, self._backup_task):
+        for task in (self._opening, self._status_task, self._backup_task, self._team_task):
             if task is not None and not task.done():
                 task.cancel()
         self.ingest = None

@@ -1,6 +1,7 @@
 """Team memory: the sync's status, sharing a project with the team (the CLI's `team
-share`/`unshare` call these while a worker runs, so the sync pushes at once), and stopping
-the sync (`team leave`, so the worker does not go on syncing until it restarts)."""
+share`/`unshare` call these while a worker runs, so the sync pushes at once), and applying the
+team settings at once (`team leave`, so it can say the sync has stopped; the worker also
+follows them by itself within a second)."""
 
 from __future__ import annotations
 
@@ -57,11 +58,8 @@ class SyncStopped(msgspec.Struct):
     stopped: bool  # whether a sync was running (it has stopped now)
 
 
-def stop_sync(call: Call) -> SyncStopped:
-    sync, call.state.team = call.state.team, None
-    if sync is not None:
-        sync.stop()
-    return SyncStopped(sync is not None)
+def follow_settings(call: Call) -> SyncStopped:
+    return SyncStopped(call.state.follow_team_now())
 
 
 def _wake(call: Call) -> None:
@@ -79,7 +77,8 @@ ENDPOINTS = [
     Endpoint("POST", "/api/team/unshare", unshare,
              "Stop sharing a project (rows already pushed stay on the server)", "team",
              body=ProjectBody, response=ShareResult),
-    Endpoint("POST", "/api/team/stop", stop_sync,
-             "Stop the team sync until the worker restarts (team leave calls it)", "team",
+    Endpoint("POST", "/api/team/follow", follow_settings,
+             "Apply the team settings now: a cleared team URL stops the sync (team leave)",
+             "team",
              response=SyncStopped, needs_db=False, errors=()),
 ]  # fmt: skip
