@@ -68,7 +68,7 @@ from bench.memory_quality_measures import (
     normalised,
     repeated_pairs,
     share,
-    states,
+    stating,
 )
 
 from claude_mem.demo import recorded
@@ -614,14 +614,19 @@ class Stored:
         return str(row[0]) if row else ""
 
     def decisions(self, sessions: list[Session]) -> list[DecisionRecord]:
-        """The records typed decision made from `sessions`, superseded or not."""
+        """The records typed decision made from `sessions`, superseded (by a newer record, or
+        no longer valid where the store keeps `valid_to`) or not."""
         names = {s.id for s in sessions}
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(observations)")}
+        ended = "superseded_by IS NOT NULL"
+        if "valid_to" in columns:
+            ended += " OR valid_to IS NOT NULL"
         found = self.conn.execute(
-            "SELECT session_id, title, subtitle, narrative, facts, superseded_by "
+            f"SELECT session_id, title, subtitle, narrative, facts, {ended} "
             "FROM observations WHERE type = 'decision' ORDER BY id"
         )
         out = []
-        for session_id, title, subtitle, narrative, facts, superseded_by in found:
+        for session_id, title, subtitle, narrative, facts, superseded in found:
             origin = self.origins.get(int(session_id))
             if origin not in names:
                 continue
@@ -630,7 +635,7 @@ class Stored:
             except ValueError:
                 listed = [facts]
             said = " ".join([title, subtitle, narrative, *map(str, listed)])
-            out.append(DecisionRecord(str(origin), said, superseded_by is not None))
+            out.append(DecisionRecord(str(origin), said, bool(superseded)))
         return out
 
 
@@ -1018,7 +1023,7 @@ def figures_30(
         "met30": met,
         "decisions": {
             "stored": len(decisions),
-            "stating_a_rule": sum(any(states(d.text, r.rule) for r in rules) for d in decisions),
+            "stating_a_rule": sum(stating(decisions, rules)),
             "rules": len(rules),
         },
         "as_of": then,

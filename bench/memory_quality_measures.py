@@ -120,9 +120,14 @@ class LabelledRule:
     current: bool = True
 
 
+def stating(records: list[DecisionRecord], rules: list[LabelledRule]) -> list[bool]:
+    """Per decision record, whether it states some labelled rule of the set."""
+    return [any(states(r.text, label.rule) for label in rules) for r in records]
+
+
 def decision_precision(records: list[DecisionRecord], rules: list[LabelledRule]) -> float | None:
     """Of the stored decision records, the share that state some labelled rule of the set."""
-    return share(any(states(r.text, label.rule) for label in rules) for r in records)
+    return share(stating(records, rules))
 
 
 def decision_recall(records: list[DecisionRecord], rules: list[LabelledRule]) -> float | None:
