@@ -161,7 +161,12 @@ def _step(raw: dict[str, Any]) -> Step:
 
 
 def _rule(raw: dict[str, Any]) -> Rule:
-    return Rule(str(raw["text"]), tuple(str(w) for w in raw["words"]), int(raw["turn"]))
+    """A `[[session.rule]]`: its `words` are what is measured (a rule without any is refused);
+    its text and turn document it."""
+    words = raw["words"]
+    if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+        raise ValueError(f"a rule's words must be a list of strings, not {words!r}")
+    return Rule(str(raw.get("text", "")), tuple(words), int(raw.get("turn", 0)))
 
 
 def load_corpus(folder: Path = CORPUS) -> list[Session]:
@@ -179,7 +184,7 @@ def load_corpus(folder: Path = CORPUS) -> list[Session]:
                 session = Session(
                     id=raw["id"],
                     project=data["project"],
-                    kind=raw["kind"],
+                    kind=raw.get("kind", ""),
                     turns=turns,
                     question=raw.get("question", ""),
                     target_turn=raw.get("target_turn", 0),

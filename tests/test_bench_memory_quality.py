@@ -123,6 +123,24 @@ def test_a_bad_corpus_file_stops_with_its_name(tmp_path: Path) -> None:
         SystemExit, match=r"bad\.toml: not a memory-quality corpus file \(missing 'words'\)"
     ):
         mq.load_corpus(tmp_path)
+    bad.write_text((HELDOUT / "tinyshop.toml").read_text("utf-8").replace('"cart", ', ""))
+    bad.write_text(bad.read_text("utf-8").replace('["30 minutes"]', "[]"))
+    with pytest.raises(SystemExit, match=r"bad\.toml: .*words must be a list of strings, not \[\]"):
+        mq.load_corpus(tmp_path)
+    amends_later = (
+        (HELDOUT / "tinyshop.toml")
+        .read_text("utf-8")
+        .replace('amends = "shop-cart-ttl-30"', 'amends = "shop-cart-ttl-2h"')
+    )
+    bad.write_text(amends_later)
+    with pytest.raises(SystemExit, match=r"shop-cart-ttl-2h amends 'shop-cart-ttl-2h'"):
+        mq.load_corpus(tmp_path)
+    # What no figure reads may be left out: a rule's text and turn, a session's kind.
+    lean = (HELDOUT / "tinyshop.toml").read_text("utf-8").replace('kind = "decision"\n', "")
+    bad.write_text(lean.replace("turn = 2\n", "").replace('text = "An idle shopping cart', "# "))
+    assert [s.rules[0].words for s in mq.load_corpus(tmp_path)] == [
+        ("cart", "30 minutes"), ("cart", "2 hours")
+    ]  # fmt: skip
 
 
 def test_every_dev_rule_is_labelled_and_stated_at_its_turn() -> None:
