@@ -42,6 +42,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0014_vector_text_hash", schema.VECTOR_TEXT_HASH),
     Migration("0015_transcript_recovery", schema.TRANSCRIPT_RECOVERY),
     Migration("0016_team", schema.TEAM),
+    Migration("0017_decision_validity", schema.DECISION_VALIDITY),
 )
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (
