@@ -360,7 +360,7 @@ def test_every_field_is_mapped_and_the_source_is_untouched(source: Path) -> None
         "prompt_number": 1, "discovery_tokens": 1234, "content_hash": "",
         "agent_type": "reviewer", "agent_id": "agent-7", "generated_by": "claude-haiku-4-5",
         "source": "import", "created_at": EPOCH + 100, "superseded_by": None,
-        "author": None, "origin_id": None,
+        "valid_from": EPOCH + 100, "valid_to": None, "author": None, "origin_id": None,
     }  # fmt: skip
     assert (obs[1]["narrative"], obs[1]["title"], obs[1]["facts"]) == (
         "Legacy free text observation", "", "[]")  # fmt: skip

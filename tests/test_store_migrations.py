@@ -90,6 +90,11 @@ SEED_AFTER = {
     "0017_team_updates": [
         "INSERT INTO team_visible (project) VALUES ('proj')",
     ],
+    "0018_decision_validity": [
+        "INSERT INTO observations (id, session_id, project, type, title, content_hash,"
+        " created_at, valid_from) VALUES (8, 1, 'proj', 'decision', 'Newer', 'h8', 1015, 1015)",
+        "UPDATE observations SET superseded_by = 8 WHERE id = 4",
+    ],
 }
 
 
@@ -181,6 +186,15 @@ def test_upgrade_from_every_earlier_schema_keeps_data(data_dir: Path, stop_index
                 ).fetchone()[0]
                 == 0
             )
+        if "0018_decision_validity" in db.migrated:  # back-filled: from its time, until its
+            # successor's (row 6 was superseded by row 3, made at 1008)
+            validity = conn.execute(
+                "SELECT id, valid_from = created_at, valid_to FROM observations ORDER BY id"
+            ).fetchall()
+            expected = {6: 1008} if stop_index >= 11 else {}
+            assert [tuple(row) for row in validity] == [
+                (row_id, 1, expected.get(row_id)) for row_id, _, _ in validity
+            ]
         upgraded = schema_of(conn)
     backups = list(paths.backups_dir().iterdir())
     assert len(backups) == 1

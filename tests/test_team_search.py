@@ -222,6 +222,9 @@ def test_filters_the_server_answers(
     with pytest.raises(team_search.TeamSearchError) as refused:
         searcher.search("x", None, SearchFilters(session_id=3))
     assert refused.value.status == 400
+    with pytest.raises(team_search.TeamSearchError, match="as of a date") as refused:
+        searcher.search("x", None, SearchFilters(as_of=1_000))
+    assert refused.value.status == 400
 
 
 def test_another_teams_rows_and_unshared_projects_never_come_back(

@@ -216,6 +216,7 @@ def test_supersede_link_applies_when_both_rows_are_here(db: Database) -> None:
     conn = db.read()
     newer = conn.execute("SELECT id FROM observations WHERE origin_id LIKE '%/2'").fetchone()[0]
     assert found(get_observation(conn, own))["superseded_by"] == newer
+    assert found(get_observation(conn, own))["valid_to"] == 1_002  # when the successor was made
     assert ops(db) == []  # a teammate's link is not sent back
     assert apply(db, [], [link, between]).events == 0
 

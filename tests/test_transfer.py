@@ -259,7 +259,8 @@ def test_superseded_links_are_mapped_to_our_ids_and_outside_ones_dropped(
     def obs(source_id: int, title: str, successor: int | None) -> str:
         return json.dumps({"kind": "observation", "id": source_id, "session_id": 7,
                            "project": "p", "type": "decision", "title": title,
-                           "created_at": T0 + source_id, "superseded_by": successor})  # fmt: skip
+                           "created_at": T0 + source_id, "superseded_by": successor,
+                           "valid_to": T0 + 99 if successor else None})  # fmt: skip
 
     with open_database() as db, db.write() as conn:  # ids here are taken: the import maps
         sid = ensure_session(conn, platform="x", host_session_id="pre", project="pre")
@@ -277,6 +278,12 @@ def test_superseded_links_are_mapped_to_our_ids_and_outside_ones_dropped(
         assert rows["retry three times"]["superseded_by"] == rows["retry twice again"]["id"]
         assert rows["retry twice again"]["superseded_by"] is None
         assert rows["keep the header"]["superseded_by"] is None  # #99 is not in the input
+        # Each held from its time until its successor's, set with the link (never as given).
+        assert {t: (o["valid_from"] - T0, o["valid_to"]) for t, o in rows.items()
+                if o["project"] == "p"} == {
+            "retry twice": (40, T0 + 41), "retry three times": (41, T0 + 42),
+            "retry twice again": (42, None), "keep the header": (43, None),
+        }  # fmt: skip
     # Exported again, the links name the exported ids, and a fresh import maps them back.
     exported = cli("export", "--project", "p", data=data_dir)
     fresh = tmp_path / "fresh"
@@ -284,6 +291,9 @@ def test_superseded_links_are_mapped_to_our_ids_and_outside_ones_dropped(
     again = {o["title"]: o for o in dump(fresh)["observations"]}
     assert again["retry twice"]["superseded_by"] == again["retry three times"]["id"]
     assert again["retry three times"]["superseded_by"] == again["retry twice again"]["id"]
+    assert {t: (o["valid_from"], o["valid_to"]) for t, o in again.items()} == {
+        t: (o["valid_from"], o["valid_to"]) for t, o in rows.items() if t in again
+    }
 
 
 def test_an_import_beside_another_data_dirs_worker_says_nothing_about_that_worker(

@@ -77,6 +77,10 @@ class Observation(ObservationDraft, Record, kw_only=True):
     source: ObservationSource = "hooks"
     created_at: int = 0
     superseded_by: int | None = None  # the newer observation that replaced this one
+    # When it held: from its time (`created_at`, when it was agreed) until the time of the one
+    # that superseded it (None while current), set with `superseded_by` (store/schema.py).
+    valid_from: int = 0
+    valid_to: int | None = None
     author: str | None = None  # a teammate's row: the member who wrote it (team/sync.py)
     origin_id: str | None = None  # a teammate's row: its id on the team server
 

@@ -46,6 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="YYYY-MM-DD, an ISO datetime, epoch ms or a date as `import --git` reads it "
         '("yesterday", "6 months ago")',
     )
+    parser.add_argument(
+        "--as-of", metavar="DATE",
+        help="what held then: records made by DATE (a bare date: that whole day), each "
+        "superseded only later; dates as for --since",
+    )  # fmt: skip
     parser.add_argument("--limit", type=int, default=20, help="1-100 (default 20)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.add_argument(
@@ -74,6 +79,8 @@ def _via_worker(filters: SearchFilters, args: argparse.Namespace) -> dict[str, A
     params += [("project", p) for p in filters.projects] + [("type", t) for t in filters.types]
     if filters.since is not None:
         params.append(("since", str(filters.since)))
+    if filters.as_of is not None:
+        params.append(("as_of", str(filters.as_of)))
     if args.team:
         params.append(("scope", "team"))
     try:
@@ -92,9 +99,10 @@ def _via_worker(filters: SearchFilters, args: argparse.Namespace) -> dict[str, A
     return body
 
 
-def _since(value: str | None) -> str | None:
-    """`--since` as search reads it (a date, an ISO datetime, epoch ms), else as epoch ms of
-    a date git reads, as `import --git --since` does (`yesterday`, `6 months ago`)."""
+def _date(flag: str, value: str | None) -> str | None:
+    """A date option (`--since`, `--as-of`) as search reads it (a date, an ISO datetime,
+    epoch ms), else as epoch ms of a date git reads, as `import --git --since` does
+    (`yesterday`, `6 months ago`)."""
     from claude_mem.history.gitlog import GitError, date_seconds
     from claude_mem.search.filters import parse_time
 
@@ -109,7 +117,7 @@ def _since(value: str | None) -> str | None:
         return str(date_seconds(value) * 1000)
     except GitError:
         raise ValueError(
-            f"--since {value!r} is not a date: use YYYY-MM-DD, an ISO datetime, epoch ms or "
+            f"{flag} {value!r} is not a date: use YYYY-MM-DD, an ISO datetime, epoch ms or "
             'words git reads ("yesterday", "6 months ago")'
         ) from None
 
@@ -125,7 +133,9 @@ def _checked(args: argparse.Namespace) -> SearchFilters:
     from claude_mem.store import facets
     from claude_mem.store.db import open_database
 
-    filters = build_filters(projects=args.project, types=args.type, since=args.since)
+    filters = build_filters(
+        projects=args.project, types=args.type, since=args.since, as_of=args.as_of
+    )
     if not filters.types and (args.team or not filters.projects):
         return filters
     with open_database() as db:
@@ -182,7 +192,7 @@ def search(args: argparse.Namespace) -> dict[str, Any]:
     if not 1 <= args.limit <= 100:
         raise ValueError("--limit must be between 1 and 100")
     given, args.query = args.query, clip_query(args.query)  # the worker gets a short URL
-    args.since = _since(args.since)
+    args.since, args.as_of = _date("--since", args.since), _date("--as-of", args.as_of)
     filters = _checked(args)
     answer = None if args.local else _via_worker(filters, args)
     source = "worker" if answer is not None else "team server" if args.team else "store"

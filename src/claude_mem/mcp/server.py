@@ -35,7 +35,9 @@ this", "what changed in file Z", before re-investigating something. Returns a co
 index, one table row per hit, best first: id, date (UTC), type, title, files, token cost \
 to fetch. Then call timeline(anchor=id) for context or get_observations(ids) for the few \
 hits that matter; never fetch everything. Plain words, paths and identifiers are all \
-searched literally."""
+searched literally. \
+A newer decision on the same subject supersedes an older one and ranks first; as_of=DATE \
+answers with what held on that date."""
 
 TIMELINE = """\
 Show what happened just before and after one point in memory, in time order. Use it \
@@ -91,6 +93,11 @@ TypeFilter = Annotated[
     Field(description=f"observation types, comma-separated ({', '.join(OBSERVATION_TYPES)})"),
 ]  # fmt: skip
 Since = Annotated[str | None, Field(description="only after this date (YYYY-MM-DD or ISO)")]
+AsOf = Annotated[
+    str | None,
+    Field(description="what held on this date (YYYY-MM-DD or ISO): nothing newer, nothing "
+          "superseded by then"),
+]  # fmt: skip
 Anchor = Annotated[
     int | str | None,
     Field(description="record to center on: an observation id (12), S<id>, P<id>, or a date"),
@@ -192,8 +199,10 @@ def build_server(tools: MemoryTools | None = None) -> Any:
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
         *,
         scope: Scope = None,
+        as_of: AsOf = None,
     ) -> str:
-        return await run(memory.search, query, project, type, since, limit, scope=scope)
+        return await run(memory.search, query, project, type, since, limit, scope=scope,
+                         as_of=as_of)  # fmt: skip
 
     @server.tool(description=TIMELINE, structured_output=False)
     async def timeline(

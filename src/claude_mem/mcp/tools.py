@@ -264,11 +264,12 @@ class MemoryTools:
         limit: int = 20,
         *,
         scope: str | None = None,
+        as_of: str | None = None,
     ) -> str:
         types = [part.strip() for part in (type or "").split(",") if part.strip()]
         clipped = clip_query(query)
         params = {"query": clipped, "project": project, "type": types, "since": since,
-                  "limit": limit, "format": "text", "scope": scope}  # fmt: skip
+                  "limit": limit, "format": "text", "scope": scope, "as_of": as_of}  # fmt: skip
         data = self.proxy.json("GET", "/api/search", query=params)
         text = _rendered(data) or format_search(data, query)
         if clipped != query:  # clipped here, to keep the request small

@@ -66,8 +66,10 @@ def build_filters(
     until: str | int | None = None,
     platforms: Iterable[str] | None = None,
     session_id: int | None = None,
+    as_of: str | int | None = None,
 ) -> SearchFilters:
     """Filters from raw values; a `cwd` adds its project and, in a worktree, its parent's.
+    A bare date as `until` or `as_of` covers that whole day.
 
     ValueError (with a message fit for a 400) on a bad date or too many values.
     """
@@ -89,6 +91,7 @@ def build_filters(
         until=end,
         platforms=_values(platforms, "platform"),
         session_id=session_id,
+        as_of=parse_time(as_of, end_of_day=True),
     )
 
 

@@ -17,8 +17,10 @@ that a query in plain prose, naming no quoted phrase, path or identifier, weighs
 meaning is what vectors measure (bench/memory_quality.py). Prompts weigh 0.8 (a question is
 a weaker answer than a finding). An observation a
 newer one superseded (`store.supersede`) scores `SUPERSEDED_WEIGHT` of that: still found,
-and labelled with its successor, but below every current record of comparable relevance
-(its successor above all). Equal scores go to the newer record. Candidates are bounded,
+and labelled with its successor, but below every current record of comparable relevance,
+and below its successor whenever both are found (`newer_first`). Searched `as_of` a date,
+only what held then is found (`SearchFilters.as_of`), all of it current. Equal scores go to
+the newer record. Candidates are bounded,
 so a page never reaches past the first few hundred.
 
 Vectors are optional: without an embedding source, or while its model is still loading
@@ -194,12 +196,23 @@ class HybridSearcher:
         query = clip_query(query)  # both halves see the same, bounded text
         wanted = filters.kinds(kinds)
         if not query.strip():
-            return self._recent(wanted, filters, limit, offset)
-        fulltext, vectors = self._sources(wanted, query, filters)
+            found = self._recent(wanted, filters, limit, offset)
+        else:
+            found = self._ranked(wanted, query, filters, limit, offset)
+        if filters.as_of is None:
+            return found
+        # As of a date, what held then is current: a later successor is not shown.
+        hits = [replace(hit, superseded_by=None) for hit in found.hits]
+        return replace(found, hits=hits)
+
+    def _ranked(
+        self, kinds: Sequence[Kind], query: str, filters: SearchFilters, limit: int, offset: int
+    ) -> SearchResult:
+        fulltext, vectors = self._sources(kinds, query, filters)
         scores = fuse(query, fulltext, vectors)
-        observations = [record_id for kind, record_id in scores if kind == "observation"]
-        for record_id in sq.superseded(self.conn, observations):
-            scores["observation", record_id] *= SUPERSEDED_WEIGHT
+        if filters.as_of is None:  # as of a date, all that is found held then
+            observations = [record_id for kind, record_id in scores if kind == "observation"]
+            newer_first(scores, sq.superseded(self.conn, observations))
         mode: Mode = "hybrid" if vectors is not None else "fulltext"
         end = offset + limit
         hits = self._hydrate(page_candidates(scores, end))
@@ -396,6 +409,19 @@ def fuse(
         for key, rank, ratio in _ranks(found):
             scores[key] = get(key, 0.0) + KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
     return scores
+
+
+def newer_first(scores: dict[tuple[Kind, int], float], successors: dict[int, int]) -> None:
+    """Weigh each superseded observation in `scores` (id → its successor's id) down by
+    `SUPERSEDED_WEIGHT`; a successor found with it first takes its relevance if higher (a
+    newer rule on the same subject answers what the older one did), so of two records on
+    one subject the newer ranks first, along a chain of amendments too (oldest first)."""
+    for old in sorted(successors):
+        key = ("observation", successors[old])
+        if key in scores:
+            scores[key] = max(scores[key], scores["observation", old])
+    for old in successors:
+        scores["observation", old] *= SUPERSEDED_WEIGHT
 
 
 def page_candidates(

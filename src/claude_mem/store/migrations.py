@@ -43,6 +43,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0015_transcript_recovery", schema.TRANSCRIPT_RECOVERY),
     Migration("0016_team", schema.TEAM),
     Migration("0017_team_updates", schema.TEAM_UPDATES),
+    Migration("0018_decision_validity", schema.DECISION_VALIDITY),
 )
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (

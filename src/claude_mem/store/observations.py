@@ -40,11 +40,13 @@ def insert_observation(
     """Store `obs` once per session; returns (id, created). Same content → existing id."""
     obs = cleaned(obs, redact)
     obs = replace(obs, type=obs.type or "discovery")
+    created_at = obs.created_at or now_ms()
     obs = replace(
         obs,
         content_hash=content_hash(obs),
         discovery_tokens=max(0, obs.discovery_tokens),
-        created_at=obs.created_at or now_ms(),
+        created_at=created_at,
+        valid_from=obs.valid_from or created_at,
     )
     new_id = insert(conn, obs, "ON CONFLICT (session_id, content_hash) DO NOTHING")
     if new_id is not None:

@@ -486,3 +486,23 @@ CREATE TABLE team_visible (
     project TEXT PRIMARY KEY
 );
 """
+
+# When each observation held (records.Observation): `valid_from` is its time, `valid_to` the
+# time of the one that superseded it. A trigger keeps `valid_to` with `superseded_by` on every
+# path that links or unlinks (supersede, a session's fold, an import, a team pull, a forgotten
+# successor's ON DELETE SET NULL, which makes the older one current again). Existing rows are
+# back-filled the same way.
+DECISION_VALIDITY = """
+ALTER TABLE observations ADD COLUMN valid_from INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE observations ADD COLUMN valid_to INTEGER;
+UPDATE observations SET valid_from = created_at;
+UPDATE observations SET valid_to = (SELECT s.valid_from FROM observations s
+                                    WHERE s.id = observations.superseded_by)
+    WHERE superseded_by IS NOT NULL;
+CREATE TRIGGER observations_valid_to AFTER UPDATE OF superseded_by ON observations
+WHEN new.superseded_by IS NOT old.superseded_by BEGIN
+    UPDATE observations SET valid_to = (SELECT s.valid_from FROM observations s
+                                        WHERE s.id = new.superseded_by)
+        WHERE id = new.id;
+END;
+"""

@@ -77,6 +77,9 @@ class SearchFilters:
     until: int | None = None  # epoch ms, inclusive
     platforms: tuple[str, ...] = ()
     session_id: int | None = None
+    # Epoch ms: what was known then (records created by then) and held then (an observation
+    # superseded later is current as of that moment; one superseded by then is left out).
+    as_of: int | None = None
 
     @property
     def observation_only(self) -> bool:
@@ -120,6 +123,12 @@ def _where(kind: Kind, f: SearchFilters) -> tuple[str, list[object], bool]:
     if f.until is not None:
         clauses.append("r.created_at <= ?")
         params.append(f.until)
+    if f.as_of is not None:
+        clauses.append("r.created_at <= ?")
+        params.append(f.as_of)
+        if kind == "observation":
+            clauses.append("r.valid_from <= ? AND (r.valid_to IS NULL OR r.valid_to > ?)")
+            params.extend([f.as_of, f.as_of])
     if kind == "observation":
         if f.types:
             clauses.append(f"r.type IN ({_marks(f.types)})")
@@ -262,17 +271,18 @@ def index_rows(conn: sqlite3.Connection, kind: Kind, ids: list[int]) -> dict[int
     return rows
 
 
-def superseded(conn: sqlite3.Connection, ids: list[int]) -> set[int]:
-    """The observations among `ids` that a newer one superseded.
+def superseded(conn: sqlite3.Connection, ids: list[int]) -> dict[int, int]:
+    """The observations among `ids` that a newer one superseded, each with its successor.
 
     Read from the partial index of superseded rows, never the rows: `superseded_by` sits
     behind the long text columns, so testing it on each candidate reads whole records."""
-    found: set[int] = set()
+    found: dict[int, int] = {}
     for start in range(0, len(ids), 500):
         chunk = tuple(ids[start : start + 500])
-        sql = f"""SELECT id FROM observations INDEXED BY idx_observations_superseded
+        sql = f"""SELECT id, superseded_by FROM observations
+                  INDEXED BY idx_observations_superseded
                   WHERE superseded_by IS NOT NULL AND id IN ({_marks(chunk)})"""
-        found.update(row[0] for row in conn.execute(sql, chunk))
+        found.update((row[0], row[1]) for row in conn.execute(sql, chunk))
     return found
 
 

@@ -1,15 +1,20 @@
 """Supersede, don't pile up: a newer memory that decides or changes the same thing as an
 older current one in its project marks the older `superseded_by` the newer (kept, never
-deleted), so search ranks the current one first and context shows only it.
+deleted; its `valid_to` then ends where the newer's `valid_from` begins, store/schema.py), so
+search ranks the current one first, context shows only it, and a search `as_of` a date finds
+what held then. Only an older one is replaced, in time as well as in id (an import may store
+an earlier record after later ones): a record never supersedes a newer one.
 
 `settle(conn, obs_id)` runs in the write transaction that inserted `obs_id`, right after the
 insert. "The same thing" is judged on words alone (`claude_mem.subjects`), because vectors
 come later:
 
-- a decision matches an older current decision when the `subject:` keys naming symbols, if
-  both have some, share one (and so do those naming files), and the rules' content words
-  overlap (at least `NAMED_SHARED` words and `NAMED_OVERLAP` with a shared named subject;
-  otherwise at least `TOPIC_SHARED` words and a `TOPIC_OVERLAP` share of all their words);
+- a decision matches an older current decision that names one of its symbols (a newer rule
+  about the same function is the rule now, whatever words announce it); otherwise when the
+  `subject:` keys naming symbols, if both have some, share one (and so do those naming
+  files), and the rules' content words overlap (at least `NAMED_SHARED` words and
+  `NAMED_OVERLAP` with a shared named subject; otherwise at least `TOPIC_SHARED` words and a
+  `TOPIC_OVERLAP` share of all their words);
 - a unit of work (bugfix, feature, refactor, change) matches an older one only when it is
   clearly the same: the same type, the same files modified, compatible named subjects, and
   at least `UNIT_SHARED` words and `UNIT_OVERLAP` in common, generic edit words and path
@@ -70,8 +75,9 @@ def settle(conn: sqlite3.Connection, obs_id: int) -> int:
         conn.execute(
             f"""SELECT * FROM observations
                 WHERE project = ? AND type IN ({marks}) AND id < ? AND superseded_by IS NULL
+                    AND created_at <= ?
                 ORDER BY id DESC LIMIT ?""",
-            (new["project"], *family, obs_id, CANDIDATES),
+            (new["project"], *family, obs_id, new["created_at"], CANDIDATES),
         )
     )
     matches = [old for old in older if same_thing(new, old)]
@@ -147,6 +153,8 @@ def same_thing(new: dict[str, Any], old: dict[str, Any]) -> bool:
     for mine, theirs in ((symbols_new, symbols_old), (files_new, files_old)):
         if mine and theirs and not mine & theirs:
             return False  # different symbols, or different files
+    if new["type"] == "decision" and symbols_new & symbols_old:
+        return True  # a rule about the same symbol: the newer one is the rule now
     named_new, named_old = symbols_new | files_new, symbols_old | files_old
     leave_out = set(content_words(" ".join([*named_new, *named_old])))
     unit = new["type"] != "decision"
@@ -243,12 +251,12 @@ def _merge(
     conn.execute(
         """UPDATE observations SET title = ?, subtitle = ?, narrative = ?, facts = ?,
                concepts = ?, files_read = ?, files_modified = ?, content_hash = ?,
-               prompt_number = ?, created_at = ?, generated_by = ?,
+               prompt_number = ?, created_at = ?, valid_from = ?, generated_by = ?,
                discovery_tokens = discovery_tokens + ?
            WHERE id = ?""",
         (merged.title, merged.subtitle, merged.narrative, dump_list(merged.facts),
          dump_list(merged.concepts), dump_list(merged.files_read),
          dump_list(merged.files_modified), digest, lead["prompt_number"], lead["created_at"],
-         new["generated_by"], new["discovery_tokens"], old["id"]),
+         lead["created_at"], new["generated_by"], new["discovery_tokens"], old["id"]),
     )  # fmt: skip
     return int(old["id"])

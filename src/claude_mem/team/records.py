@@ -24,10 +24,11 @@ KINDS: dict[Kind, type[Observation] | type[Summary]] = {
     "observation": Observation,
     "summary": Summary,
 }
-# Columns that belong to one database, or that a record carries outside `fields`.
+# Columns that belong to one database, or that a record carries outside `fields` (a
+# supersede link, and the `valid_to` it sets, travel as events).
 LOCAL = frozenset(
-    {"id", "session_id", "superseded_by", "content_hash", "author", "origin_id", "project",
-     "created_at"}
+    {"id", "session_id", "superseded_by", "valid_to", "content_hash", "author", "origin_id",
+     "project", "created_at"}
 )  # fmt: skip
 MACHINE_FILE = "machine-id"
 

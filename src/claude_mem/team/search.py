@@ -80,6 +80,8 @@ def _filters(filters: SearchFilters, kinds: Sequence[Kind]) -> dict[str, object]
     """The values of `schema.SEARCH_FILTERS`'s parameters for `filters` (None: no limit)."""
     if filters.session_id is not None:
         raise TeamSearchError(400, "a session id is local: team search can't filter by it")
+    if filters.as_of is not None:
+        raise TeamSearchError(400, "team search can't search as of a date; search locally")
     files = list(filters.files) or None
     return {
         "kinds": list(kinds),

@@ -62,7 +62,7 @@ def _write(conn: Any, record: Record, stats: ImportStats, redact: bool) -> bool 
     if isinstance(record, PromptRecord):
         return transfer.import_prompt(conn, replace(record, session_id=session_id), redact)
     if isinstance(record, ObservationRecord):
-        ours = replace(record, session_id=session_id, superseded_by=None)
+        ours = replace(record, session_id=session_id, superseded_by=None, valid_to=None)
         our_id, created = insert_observation(conn, ours, redact=redact)
         stats.observation_ids[record.id] = our_id
         if record.superseded_by is not None:

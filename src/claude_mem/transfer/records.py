@@ -14,7 +14,9 @@ doesn't know are ignored, fields an older export lacks take their defaults. An o
 was first captured; an export without it imports as `import`. An observation's
 `superseded_by` is the source id of the observation that replaced it; the importer maps it
 to its own id, and drops a link to an observation the input does not hold (an export
-without the field imports every observation as current).
+without the field imports every observation as current). Its `valid_from` (when it was
+agreed; an older export's rows: their `created_at`) is imported as exported, and its
+`valid_to` is set again with the link, from the successor's `valid_from`.
 """
 
 from __future__ import annotations

@@ -51,6 +51,7 @@ class SearchQuery(msgspec.Struct, kw_only=True):
     until: str | None = None
     platform: list[str] = []
     session_id: Annotated[int, msgspec.Meta(ge=0, le=MAX_ID)] | None = None
+    as_of: str | None = None  # what held then: a date (that whole day), ISO time or epoch ms
     limit: Limit = 20
     offset: Offset = 0
     format: Format = "json"
@@ -121,6 +122,7 @@ class _FilterValues(TypedDict, total=False):
     until: str | int | None
     platforms: Iterable[str] | None
     session_id: int | None
+    as_of: str | int | None
 
 
 def _filters(call: Call, **values: Unpack[_FilterValues]) -> SearchFilters:
@@ -157,6 +159,7 @@ def search(call: Call) -> SearchResponse:
         until=q.until,
         platforms=q.platform,
         session_id=q.session_id,
+        as_of=q.as_of,
     )
     filters = _check_types(call, filters)
     kinds = tuple(k for k in KINDS if not q.kind or k in q.kind)
@@ -285,7 +288,8 @@ ENDPOINTS = [
     Endpoint("GET", "/api/search", search,
              "Search index (level 1): ranked hits with ids, titles and token costs; hybrid "
              "full text + vectors when embeddings are loaded, else full text (see `mode`); "
-             "scope=team searches the team server (CLAUDE_MEM_TEAM_URL) instead",
+             "scope=team searches the team server (CLAUDE_MEM_TEAM_URL) instead; as_of=DATE: "
+             "what held then (records made by then, each superseded only later)",
              "search", query=SearchQuery, response=SearchResponse, errors=(400, 409, 502),
              direct=True),
     Endpoint("GET", "/api/timeline", timeline,
