@@ -454,3 +454,22 @@ def test_a_unit_with_only_narration_is_titled_by_the_stated_intent() -> None:
     script.prompt = ""
     (unit,) = compress(script, script.turn())
     assert unit.title == "Find the export code."
+
+
+MEMORY_TOOLS = (
+    "mcp__claude-mem-py__search",  # `claude-mem install`: the server `claude-mem-py`
+    "mcp__plugin_claude-mem-py_claude-mem-py__timeline",  # installed as a plugin
+    "mcp__claude-mem__get_observations",  # the original claude-mem's
+)
+
+
+def test_calls_to_memorys_own_tools_make_no_unit() -> None:
+    script = Script("What did we settle about retries?", [], [])
+    for name in MEMORY_TOOLS:
+        script.call(name, {"query": "retries"}, {"content": [{"type": "text", "text": "#12"}]})
+    assert compress(script, script.turn("We settled on two retries, in #12.")) == []
+    assert compress(script, None) == []
+    script.call("mcp__github__create_issue", {"title": "Retry twice"}, {"number": 7})
+    (unit,) = compress(script, script.turn("I opened issue 7 about the retries."))
+    assert unit.source_event_ids == [1, 2, 3, 4]  # every event is linked, the unit is the issue
+    assert unit.type == "change"

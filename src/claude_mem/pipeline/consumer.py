@@ -34,6 +34,7 @@ from claude_mem.pipeline.providers.base import (
     Turn,
 )
 from claude_mem.pipeline.tools.evidence import evidence
+from claude_mem.pipeline.tools.kinds import memory_tool
 from claude_mem.pipeline.turns import Slice, assemble, turn_slice
 from claude_mem.records import Observation, Summary
 from claude_mem.settings import Settings
@@ -239,7 +240,8 @@ class Pipeline:
         ctx = _context(session_id, session, prompts)
         rows = get_tool_uses(conn, [int(i.payload.get("tool_use_row_id", 0)) for i in work.events])
         fresh = [row for row in rows if row["observation_id"] is None]  # replays skip
-        events = [_event(row) for row in fresh]
+        # Calls to memory's own MCP tools are not work: no provider makes a unit of them.
+        events = [_event(row) for row in fresh if not memory_tool(row["tool_name"])]
         loaded = Loaded(ctx, events, len(rows) - len(fresh))
         number = work.prompt_number
         if number is None:  # rows from before turns were tracked: a batch, no turn
