@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claude_mem import log
-from claude_mem.pipeline import history_links, registry
+from claude_mem.pipeline import history_links, registry, session_summary
 from claude_mem.pipeline.health import HealthLedger
 from claude_mem.pipeline.providers.base import (
     ObservationDraft,
@@ -44,7 +44,7 @@ from claude_mem.store.observations import insert_observation
 from claude_mem.store.queue import QueueItem
 from claude_mem.store.rows import of_session
 from claude_mem.store.sessions import advance_transcript, get_session, turn_ended
-from claude_mem.store.summaries import insert_summary
+from claude_mem.store.summaries import replace_session_summary, session_summaries
 from claude_mem.store.supersede import continue_unit, settle
 from claude_mem.store.tool_uses import get_tool_uses, link_observation, recent_for_session
 from claude_mem.transcripts import Entry, read_since
@@ -372,18 +372,23 @@ class Pipeline:
     def _store_summary(
         self, ctx: SessionContext, item: QueueItem, result: Result, provider: str
     ) -> int | None:
+        """The turn's draft folded into the session's summary, which it replaces: a
+        session has one summary, whichever provider wrote each turn's."""
         draft = result.summary
         with self.db.write() as conn:
             summary_id = None
             if draft is not None:
-                summary_id = insert_summary(
+                earlier = session_summaries(conn, ctx.session_id)
+                draft = session_summary.updated(earlier, draft)
+                tokens = result.input_tokens + result.output_tokens
+                summary_id = replace_session_summary(
                     conn,
                     Summary(
                         session_id=ctx.session_id, project=ctx.project, request=draft.request,
                         investigated=draft.investigated, learned=draft.learned,
                         completed=draft.completed, next_steps=draft.next_steps, notes=draft.notes,
                         prompt_number=item.payload.get("prompt_number"),
-                        discovery_tokens=result.input_tokens + result.output_tokens,
+                        discovery_tokens=tokens + sum(old.discovery_tokens for old in earlier),
                         generated_by=f"{provider}:{result.model}" if result.model else provider,
                         created_at=item.created_at,
                     ),

@@ -5,7 +5,7 @@ sentences that state a cause, a finding, a decision or a change told apart from 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from claude_mem.pipeline.local.text import word_pattern
 
@@ -47,6 +47,9 @@ _INTENT_LEAD = re.compile(
     re.IGNORECASE,
 )
 MIN_WORDS = 4  # a shorter sentence ("Found it.") says too little to stand as a title
+MIN_PREFIX = 16  # a shorter sentence is the same as a longer one it begins only when equal
+_TRAILER = re.compile(r"[\s.…,;:!?]+$")
+_SPACE = re.compile(r"\s+")
 
 
 def sentences(text: str) -> list[str]:
@@ -119,3 +122,34 @@ def changes(candidates: Iterable[str]) -> list[str]:
         for s in candidates
         if not is_narration(s) and CHANGE_WORDS.search(s) and not CAUSE_WORDS.search(s)
     ]
+
+
+def _key(sentence: str) -> str:
+    """The sentence as compared: case, spacing and its trailing punctuation or "…" ignored."""
+    return _TRAILER.sub("", _SPACE.sub(" ", sentence).strip().lower())
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether two keys say one sentence: equal, or one a long enough start of the other."""
+    short, long = sorted((a, b), key=len)
+    return short == long or (len(short) >= MIN_PREFIX and long.startswith(short))
+
+
+def distinct_sentences(texts: Iterable[str], said: Sequence[str] = ()) -> list[str]:
+    """The sentences of `texts` in order, each once and none already in `said` (sentences);
+    of two forms of one sentence the longer stays, where the first stood."""
+    taken = [_key(s) for s in said]
+    kept: list[str] = []
+    keys: list[str] = []
+    for text in texts:
+        for sentence in sentences(text):
+            key = _key(sentence)
+            if not key or any(_same(key, old) for old in taken):
+                continue
+            at = next((n for n, old in enumerate(keys) if _same(key, old)), None)
+            if at is None:
+                kept.append(sentence)
+                keys.append(key)
+            elif len(key) > len(keys[at]):
+                kept[at], keys[at] = sentence, key
+    return kept
