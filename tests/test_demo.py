@@ -88,6 +88,9 @@ def assert_report(output: str) -> None:
     assert "## Last session summary" in injected, injected
     assert "Smith, Jones" in injected, injected  # the last session's request
     assert_summary(injected.split("## Last session summary", 1)[1])
+    # The last session's README and test changes document and check the fix: no bugfix.
+    (docs,) = re.findall(r"\*\*\d+\*\* .*? (\S) \*\*The README gets", injected)
+    assert docs == "✓", injected
     search = output.split('Full-text search for "Decimal"', 1)
     assert len(search) == 2, output
     hits = re.findall(r"^\s+#(\d+)\s+(\w+)\s+(.+)$", search[1].split("Viewer:", 1)[0], re.M)

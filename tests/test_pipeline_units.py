@@ -354,7 +354,7 @@ def test_without_words_the_reply_then_the_prompt_then_the_events_title_it() -> N
     (from_prompt,) = compress(script, script.turn())
     assert (
         from_prompt.title
-        == "The invoice total is off by a cent for the sample order. Find out why and fix…"
+        == "The invoice total is off by a cent for the sample order: src/invoicer/invoice.py"
     )
     assert "Modified: src/invoicer/invoice.py" in from_prompt.facts
     script.prompt = ""
@@ -454,6 +454,26 @@ def test_a_unit_with_only_narration_is_titled_by_the_stated_intent() -> None:
     script.prompt = ""
     (unit,) = compress(script, script.turn())
     assert unit.title == "Find the export code."
+
+
+def test_words_that_say_little_give_way_to_the_request_and_its_files() -> None:
+    looked = investigation()
+    looked.words.clear()
+    (listed,) = compress(looked, looked.turn("I listed the files."))
+    assert listed.title == (
+        "How does the CSV export quote fields: src/invoicer/csv_export.py +1 more"
+    )
+    for closing in ("Done.", "All 4 tests pass.", "It passes.", "I looked at the code."):
+        script = bug_hunt()
+        script.words.clear()
+        (unit,) = compress(script, script.turn(closing))
+        assert unit.title == (
+            "The invoice total is off by a cent for the sample order: src/invoicer/invoice.py"
+        ), closing
+    script = bug_hunt()
+    script.words.clear()
+    (said,) = compress(script, script.turn("It passes: `total()` now sums in Decimal."))
+    assert said.title == "It passes: `total()` now sums in Decimal."  # names what changed
 
 
 MEMORY_TOOLS = (

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from claude_mem.pipeline.local.text import word_pattern
+from claude_mem.subjects import content_words
 
 SCAN_CHARS = 20_000  # of one text: the agent's prose is read this far
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`'\"(\[])")
@@ -94,6 +95,30 @@ def weight(sentence: str) -> int:
     # notes describe the ledger" states a finding.
     said_besides = len(_STATUS.sub(" ", sentence).split())
     return 1 if _STATUS.search(sentence) and said_besides < MIN_WORDS + 2 else FINDING
+
+
+# Words that report work without saying what it was about: "I listed the files.", "It passes."
+_WORK_WORDS = frozenset(
+    content_words(
+        """listed list looked look checked check read ran run done finished passes pass passed
+        works work working worked file files folder directory test tests code output result
+        results change changes everything all now good fine ok went through"""
+    )
+)
+# A name: code in backticks, a path or dotted name, a call, snake_case or camelCase.
+_NAMED = re.compile(r"`[^`]+`|\w\.\w|\w/\w|\w\(\)|[a-z0-9]_[a-z0-9]|[a-z][A-Z]")
+THIN_WORDS = 3  # a sentence naming nothing needs this many words of its own to say something
+
+
+def says_little(sentence: str) -> bool:
+    """Whether a sentence reports work without its subject ("I listed the files.", "It
+    passes."): status, narration or a fragment, or no name and under `THIN_WORDS` words
+    beyond the words any report of work uses. Such words never title a unit."""
+    if weight(sentence) < FINDING:
+        return True
+    if _NAMED.search(sentence):
+        return False
+    return len([w for w in content_words(sentence) if w not in _WORK_WORDS]) < THIN_WORDS
 
 
 def best_sentence(candidates: Iterable[str]) -> str:
