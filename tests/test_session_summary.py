@@ -4,6 +4,7 @@ versions gone from search; whichever provider wrote each turn's draft."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -106,6 +107,12 @@ def test_a_four_turn_chat_is_one_summary_holding_every_turn_once(worker: Running
     assert summary_hits(worker, "cron logs") == []  # a step the last turn no longer lists
     assert summary_hits(worker, "pages entries") == [current["id"]]
     assert summary_hits(worker, "rollover") == [current["id"]]
+    # The viewer is told: each earlier version is deleted as its successor arrives.
+    events = [json.loads(text) for _, text in worker.state.stream.backlog(0) or []]
+    deleted = [e["record_id"] for e in events if e["type"] == "summary_deleted"]
+    assert first["id"] in deleted
+    assert current["id"] not in deleted
+    assert len(deleted) == len(CHAT) - 1
     # A Stop the session sends again adds nothing.
     body = {"host_session_id": HOST, "cwd": CWD, "last_assistant_message": "Done."}
     worker.client.post("/api/sessions/summarize", json=body).raise_for_status()

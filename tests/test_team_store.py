@@ -280,15 +280,16 @@ def test_a_sessions_updated_summary_reaches_the_team_as_one_record(db: Database)
     sid = session(db)
     share(db)
     with db.write() as conn:
-        first = replace_session_summary(
+        first, _ = replace_session_summary(
             conn, Summary(session_id=sid, project="proj", request="turn one", prompt_number=1)
         )
-        second = replace_session_summary(
+        second, replaced = replace_session_summary(
             conn, Summary(session_id=sid, project="proj", request="turn two", prompt_number=2)
         )
         assert summarized(conn, sid, 1)  # a re-sent Stop of either turn adds nothing
         assert summarized(conn, sid, 2)
         assert not summarized(conn, sid, 3)
+    assert replaced == [first]
     assert second > first  # a newer id: the old one, forgotten by the team, is never reused
     assert [row.request for row in session_summaries(db.read(), sid)] == ["turn two"]
     batch = team_store.outbox(db.read(), MACHINE)

@@ -343,7 +343,9 @@ class Pipeline:
         except ProviderError as exc:
             await asyncio.to_thread(self._fail, [item], exc)
             return
-        summary_id = await asyncio.to_thread(self._store_summary, ctx, item, result, name)
+        summary_id, replaced = await asyncio.to_thread(self._store_summary, ctx, item, result, name)
+        for old_id in replaced:  # the session's earlier version: gone from the viewer too
+            self.stream.publish("summary_deleted", record_id=old_id)
         if summary_id is not None:
             self.on_stored()
             self.stream.publish("new_summary", summary={"id": summary_id, "session_id": session_id,
@@ -371,17 +373,18 @@ class Pipeline:
 
     def _store_summary(
         self, ctx: SessionContext, item: QueueItem, result: Result, provider: str
-    ) -> int | None:
+    ) -> tuple[int | None, list[int]]:
         """The turn's draft folded into the session's summary, which it replaces: a
         session has one summary, whichever provider wrote each turn's."""
         draft = result.summary
         with self.db.write() as conn:
-            summary_id = None
+            summary_id: int | None = None
+            replaced: list[int] = []
             if draft is not None:
                 earlier = session_summaries(conn, ctx.session_id)
                 draft = session_summary.updated(earlier, draft)
                 tokens = result.input_tokens + result.output_tokens
-                summary_id = replace_session_summary(
+                summary_id, replaced = replace_session_summary(
                     conn,
                     Summary(
                         session_id=ctx.session_id, project=ctx.project, request=draft.request,
@@ -399,7 +402,7 @@ class Pipeline:
                              model=result.model, input_tokens=result.input_tokens,
                              output_tokens=result.output_tokens)  # fmt: skip
             queue_store.complete(conn, [item.id])
-        return summary_id
+        return summary_id, replaced
 
     # --- providers -------------------------------------------------------------------------
 

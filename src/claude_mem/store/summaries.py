@@ -50,14 +50,14 @@ def session_summaries(conn: sqlite3.Connection, session_id: int) -> list[Summary
 
 def replace_session_summary(
     conn: sqlite3.Connection, summary: Summary, *, redact: bool = True
-) -> int:
+) -> tuple[int, list[int]]:
     """Store `summary` as its session's one summary: its earlier own rows are deleted once
-    the new one is written (in the caller's transaction)."""
+    the new one is written (in the caller's transaction). The new id, and the ids deleted."""
     earlier = [row.id for row in session_summaries(conn, summary.session_id)]
     new_id = insert_summary(conn, summary, redact=redact)
     for old_id in earlier:
         delete_summary(conn, old_id)
-    return new_id
+    return new_id, earlier
 
 
 def summarized(conn: sqlite3.Connection, session_id: int, prompt_number: int | None) -> bool:
