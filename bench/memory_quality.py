@@ -567,8 +567,11 @@ def target_units(db: Path, sessions: list[Session]) -> dict[str, set[str]]:
                     turn + turn,
                 )
                 labels |= {f"#{found}" for (found,) in observations}
+                # A session's one summary covers every turn up to its newest (no target
+                # turn, 0: no label, as before).
                 summaries = conn.execute(
-                    "SELECT id FROM session_summaries WHERE session_id = ? AND prompt_number = ?",
+                    "SELECT id FROM session_summaries WHERE session_id = ?1 AND ?2 > 0"
+                    " AND prompt_number >= ?2",
                     turn,
                 )
                 labels |= {f"#S{found}" for (found,) in summaries}

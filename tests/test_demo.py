@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from claude_mem.demo import recorded
+from claude_mem.pipeline.local.words import sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = Path(sys.executable).with_name("claude-mem")
@@ -86,6 +87,10 @@ def assert_report(output: str) -> None:
     assert_knowledge("\n".join(line.lstrip(" │") for line in injected.splitlines()))
     assert "## Last session summary" in injected, injected
     assert "Smith, Jones" in injected, injected  # the last session's request
+    assert_summary(injected.split("## Last session summary", 1)[1])
+    # The last session's README and test changes document and check the fix: no bugfix.
+    (docs,) = re.findall(r"\*\*\d+\*\* .*? (\S) \*\*The README gets", injected)
+    assert docs == "✓", injected
     search = output.split('Full-text search for "Decimal"', 1)
     assert len(search) == 2, output
     hits = re.findall(r"^\s+#(\d+)\s+(\w+)\s+(.+)$", search[1].split("Viewer:", 1)[0], re.M)
@@ -114,6 +119,17 @@ def assert_knowledge(injected: str) -> None:
     assert len(titles) >= 3, injected
     bare = [t for t in titles if re.match(r"(?:Read|Listed|Ran tests)\b", t)]
     assert not bare, bare
+
+
+def assert_summary(shown: str) -> None:
+    """The last session's summary: the rounding cause under Learned, nothing said twice (not
+    even as a cut copy)."""
+    fields = dict(re.findall(r"\*\*([A-Z][a-z ]+)\*\*: (.+)", shown))
+    assert "summing prices as floats made `round()` lose a cent" in fields["Learned"], fields
+    assert "lose a cent" not in fields.get("Next steps", ""), fields
+    said = [re.sub(r"[\s.…]+$", "", s.lower()) for text in fields.values() for s in sentences(text)]
+    for n, sentence in enumerate(said):
+        assert not any(o.startswith(sentence) or sentence.startswith(o) for o in said[:n]), said
 
 
 # --- the recordings --------------------------------------------------------------------------

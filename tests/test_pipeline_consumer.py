@@ -329,3 +329,20 @@ def test_queued_events_wake_the_dispatcher_from_the_loop_and_from_a_thread(
         wait_drained(worker)
         items = worker.client.get("/api/observations").json()["items"]
     assert len(items) == 2
+
+
+def test_no_provider_sees_calls_to_memorys_own_tools(worker: RunningWorker, scripted: dict) -> None:
+    model = use(scripted, Scripted("model"))
+    configure(worker, provider="model")
+    send_session(worker, events=1)
+    for n, name in enumerate(
+        ("mcp__claude-mem-py__search", "mcp__plugin_claude-mem-py_x__timeline")
+    ):
+        worker.client.post("/api/sessions/observations", json={
+            "host_session_id": "s1", "cwd": "/w/proj", "tool_name": name,
+            "tool_use_id": f"s1-m{n}", "tool_input": {"query": "parser"},
+            "tool_response": {"content": []}}).raise_for_status()  # fmt: skip
+    wait_drained(worker)
+    titles = [item["title"] for item in worker.client.get("/api/observations").json()["items"]]
+    assert titles == ["model saw Edit"]
+    assert [len(call) for call in model.calls] == [1]

@@ -354,7 +354,7 @@ def test_without_words_the_reply_then_the_prompt_then_the_events_title_it() -> N
     (from_prompt,) = compress(script, script.turn())
     assert (
         from_prompt.title
-        == "The invoice total is off by a cent for the sample order. Find out why and fix it."
+        == "The invoice total is off by a cent for the sample order: src/invoicer/invoice.py"
     )
     assert "Modified: src/invoicer/invoice.py" in from_prompt.facts
     script.prompt = ""
@@ -454,3 +454,42 @@ def test_a_unit_with_only_narration_is_titled_by_the_stated_intent() -> None:
     script.prompt = ""
     (unit,) = compress(script, script.turn())
     assert unit.title == "Find the export code."
+
+
+def test_words_that_say_little_give_way_to_the_request_and_its_files() -> None:
+    looked = investigation()
+    looked.words.clear()
+    (listed,) = compress(looked, looked.turn("I listed the files."))
+    assert listed.title == (
+        "How does the CSV export quote fields: src/invoicer/csv_export.py, tests/test_csv.py"
+    )
+    for closing in ("Done.", "All 4 tests pass.", "It passes.", "I looked at the code."):
+        script = bug_hunt()
+        script.words.clear()
+        (unit,) = compress(script, script.turn(closing))
+        assert unit.title == (
+            "The invoice total is off by a cent for the sample order: src/invoicer/invoice.py"
+        ), closing
+    script = bug_hunt()
+    script.words.clear()
+    (said,) = compress(script, script.turn("It passes: `total()` now sums in Decimal."))
+    assert said.title == "It passes: `total()` now sums in Decimal."  # names what changed
+
+
+MEMORY_TOOLS = (
+    "mcp__claude-mem-py__search",  # `claude-mem install`: the server `claude-mem-py`
+    "mcp__plugin_claude-mem-py_claude-mem-py__timeline",  # installed as a plugin
+    "mcp__claude-mem__get_observations",  # the original claude-mem's
+)
+
+
+def test_calls_to_memorys_own_tools_make_no_unit() -> None:
+    script = Script("What did we settle about retries?", [], [])
+    for name in MEMORY_TOOLS:
+        script.call(name, {"query": "retries"}, {"content": [{"type": "text", "text": "#12"}]})
+    assert compress(script, script.turn("We settled on two retries, in #12.")) == []
+    assert compress(script, None) == []
+    script.call("mcp__github__create_issue", {"title": "Retry twice"}, {"number": 7})
+    (unit,) = compress(script, script.turn("I opened issue 7 about the retries."))
+    assert unit.source_event_ids == [1, 2, 3, 4]  # every event is linked, the unit is the issue
+    assert unit.type == "change"

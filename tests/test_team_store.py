@@ -15,7 +15,12 @@ from claude_mem.store import team as team_store
 from claude_mem.store import vectors as vector_store
 from claude_mem.store.forget import forget_project
 from claude_mem.store.observations import get_observation
-from claude_mem.store.summaries import insert_summary
+from claude_mem.store.summaries import (
+    insert_summary,
+    replace_session_summary,
+    session_summaries,
+    summarized,
+)
 from claude_mem.team.records import TeamEvent, TeamRecord, machine_id, search_text
 from tests.store_helpers import found, observation, session
 
@@ -270,3 +275,26 @@ def test_what_one_store_pushes_another_applies_as_it_was(db: Database, tmp_path:
         assert summary["author"] == "bob"
         assert summary["origin_id"] == pushed[1].origin_id
         assert summary["session_id"] == obs["session_id"]  # one local session per source session
+
+
+def test_a_sessions_updated_summary_reaches_the_team_as_one_record(db: Database) -> None:
+    sid = session(db)
+    share(db)
+    with db.write() as conn:
+        first, _ = replace_session_summary(
+            conn, Summary(session_id=sid, project="proj", request="turn one", prompt_number=1)
+        )
+        second, replaced = replace_session_summary(
+            conn, Summary(session_id=sid, project="proj", request="turn two", prompt_number=2)
+        )
+        assert summarized(conn, sid, 1)  # a re-sent Stop of either turn adds nothing
+        assert summarized(conn, sid, 2)
+        assert not summarized(conn, sid, 3)
+    assert replaced == [first]
+    assert second > first  # a newer id: the old one, forgotten by the team, is never reused
+    assert [row.request for row in session_summaries(db.read(), sid)] == ["turn two"]
+    batch = team_store.outbox(db.read(), MACHINE)
+    assert [record.origin_id for record in batch.records] == [f"{MACHINE}/summary/{second}"]
+    assert [(e.kind, e.origin_id) for e in batch.events] == [
+        ("forget", f"{MACHINE}/summary/{first}")
+    ]

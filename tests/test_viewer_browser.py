@@ -266,6 +266,35 @@ def test_hook_observation_appears_live_without_reload(viewer: Viewer, errors: li
     page.close()
 
 
+def session_summaries(viewer: Viewer, session: str) -> list[int]:
+    """Ids of the summaries of the hook project's session `session` (its host id)."""
+    found = viewer.api("GET", "/api/summaries", params={"project": "webshop", "limit": 100})
+    sessions = viewer.api("GET", "/api/sessions", params={"limit": 100})["items"]
+    ids = {s["id"] for s in sessions if s["host_session_id"] == session}
+    return [item["id"] for item in found["items"] if item["session_id"] in ids]
+
+
+def test_a_sessions_summary_card_is_replaced_by_its_newer_version(
+    viewer: Viewer, errors: list[str]
+) -> None:
+    page = viewer.page()
+    expect(page.locator("#live-state")).to_have_text("Live")
+    before = len(drained(viewer, 0))
+    post_tool_use(viewer, "summary-1", 1)
+    drained(viewer, before + 1)
+    (first,) = session_summaries(viewer, "summary-1")
+    expect(card(page, "summary", first)).to_have_count(1, timeout=LIVE_WAIT_MS)
+    post_tool_use(viewer, "summary-1", 2)
+    deadline = time.monotonic() + 20
+    while (current := session_summaries(viewer, "summary-1")) == [first]:
+        assert time.monotonic() < deadline, "no newer summary"
+        time.sleep(0.05)
+    (newer,) = current
+    expect(card(page, "summary", newer)).to_have_count(1, timeout=LIVE_WAIT_MS)
+    expect(card(page, "summary", first)).to_have_count(0)  # one card per session's summary
+    page.close()
+
+
 def test_resume_after_a_break_misses_nothing_and_repeats_nothing(
     viewer: Viewer, errors: list[str]
 ) -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claude_mem import log
-from claude_mem.pipeline import history_links, registry
+from claude_mem.pipeline import history_links, registry, session_summary
 from claude_mem.pipeline.health import HealthLedger
 from claude_mem.pipeline.providers.base import (
     ObservationDraft,
@@ -34,6 +34,7 @@ from claude_mem.pipeline.providers.base import (
     Turn,
 )
 from claude_mem.pipeline.tools.evidence import evidence
+from claude_mem.pipeline.tools.kinds import memory_tool
 from claude_mem.pipeline.turns import Slice, assemble, turn_slice
 from claude_mem.records import Observation, Summary
 from claude_mem.settings import Settings
@@ -43,7 +44,7 @@ from claude_mem.store.observations import insert_observation
 from claude_mem.store.queue import QueueItem
 from claude_mem.store.rows import of_session
 from claude_mem.store.sessions import advance_transcript, get_session, turn_ended
-from claude_mem.store.summaries import insert_summary
+from claude_mem.store.summaries import replace_session_summary, session_summaries
 from claude_mem.store.supersede import continue_unit, settle
 from claude_mem.store.tool_uses import get_tool_uses, link_observation, recent_for_session
 from claude_mem.transcripts import Entry, read_since
@@ -239,7 +240,8 @@ class Pipeline:
         ctx = _context(session_id, session, prompts)
         rows = get_tool_uses(conn, [int(i.payload.get("tool_use_row_id", 0)) for i in work.events])
         fresh = [row for row in rows if row["observation_id"] is None]  # replays skip
-        events = [_event(row) for row in fresh]
+        # Calls to memory's own MCP tools are not work: no provider makes a unit of them.
+        events = [_event(row) for row in fresh if not memory_tool(row["tool_name"])]
         loaded = Loaded(ctx, events, len(rows) - len(fresh))
         number = work.prompt_number
         if number is None:  # rows from before turns were tracked: a batch, no turn
@@ -341,7 +343,9 @@ class Pipeline:
         except ProviderError as exc:
             await asyncio.to_thread(self._fail, [item], exc)
             return
-        summary_id = await asyncio.to_thread(self._store_summary, ctx, item, result, name)
+        summary_id, replaced = await asyncio.to_thread(self._store_summary, ctx, item, result, name)
+        for old_id in replaced:  # the session's earlier version: gone from the viewer too
+            self.stream.publish("summary_deleted", record_id=old_id)
         if summary_id is not None:
             self.on_stored()
             self.stream.publish("new_summary", summary={"id": summary_id, "session_id": session_id,
@@ -369,19 +373,25 @@ class Pipeline:
 
     def _store_summary(
         self, ctx: SessionContext, item: QueueItem, result: Result, provider: str
-    ) -> int | None:
+    ) -> tuple[int | None, list[int]]:
+        """The turn's draft folded into the session's summary, which it replaces: a
+        session has one summary, whichever provider wrote each turn's."""
         draft = result.summary
         with self.db.write() as conn:
-            summary_id = None
+            summary_id: int | None = None
+            replaced: list[int] = []
             if draft is not None:
-                summary_id = insert_summary(
+                earlier = session_summaries(conn, ctx.session_id)
+                draft = session_summary.updated(earlier, draft)
+                tokens = result.input_tokens + result.output_tokens
+                summary_id, replaced = replace_session_summary(
                     conn,
                     Summary(
                         session_id=ctx.session_id, project=ctx.project, request=draft.request,
                         investigated=draft.investigated, learned=draft.learned,
                         completed=draft.completed, next_steps=draft.next_steps, notes=draft.notes,
                         prompt_number=item.payload.get("prompt_number"),
-                        discovery_tokens=result.input_tokens + result.output_tokens,
+                        discovery_tokens=tokens + sum(old.discovery_tokens for old in earlier),
                         generated_by=f"{provider}:{result.model}" if result.model else provider,
                         created_at=item.created_at,
                     ),
@@ -392,7 +402,7 @@ class Pipeline:
                              model=result.model, input_tokens=result.input_tokens,
                              output_tokens=result.output_tokens)  # fmt: skip
             queue_store.complete(conn, [item.id])
-        return summary_id
+        return summary_id, replaced
 
     # --- providers -------------------------------------------------------------------------
 

@@ -10,18 +10,21 @@ Units of work (a prompt turn, `ctx.turn` set — how the consumer compresses):
   Reads, searches, listings, web lookups, test runs, commits and noise fold into their unit;
   every event of the turn is in exactly one unit's `source_event_ids`. Only noise: no unit.
 - Title: the sentence of the unit's words (its reply too, for the last unit) that states a
-  cause, change, rule or finding, over narration ("Let me look at…"); without words, the
-  reply, then the prompt (first unit), then the agent's stated intent, then the events (the
-  change, a failure, or "Investigated <files>"). ≤ 80 chars, cut at a word with "…".
+  cause, change, rule or finding, over narration ("Let me look at…"); words that say little
+  ("Done.", "I listed the files.") never title it. Else the request's first sentence with the
+  symbols or files the unit worked on (first unit), then the agent's stated intent, then the
+  events (the change, a failure, or "Investigated <files>"). ≤ 80 chars, cut at a word.
 - Narrative: the agent's words for the unit, narration left out (else the describers').
 - Facts: the evidence of its events, from their notes: files modified and read, symbols
   changed, test results ("Tests: 3 passed, 1 failed → 4 passed"), failing tests and
   assertions, errors, commits, code changed, symbols read, searches, other commands.
 - Type: the strongest change type of its edits (a plain change typed by the prompt and the
-  agent's words), else `discovery`. Concepts: the change's, then its events'.
+  agent's words, unless it only touched docs and tests), else `discovery`. Concepts: the
+  change's, then its events'. Calls to memory's own MCP tools are noise.
 - Summary with the turn: "Learned" holds the causes, rules and gotchas the agent stated (then
   its findings), never test counts (those go to "notes"); "Completed" the files changed,
-  commits and the agent's stated change.
+  commits and the agent's stated change; "Next steps" what it left open, never a cause. The
+  consumer folds it into the session's one summary (`pipeline.session_summary`).
 
 Per event (no turn: old callers, imported batches):
 - One observation per meaningful event. Noise is skipped: todo lists and plans, an empty

@@ -26,6 +26,12 @@ _FEATURE_WORDS = word_pattern(
     r"add(?:s|ed|ing)?|implement(?:s|ed|ing)?|new|support(?:s|ed|ing)?|"
     r"introduc(?:e[sd]?|ing)|feature|enable"
 )
+# Tests and docs: a change to them alone documents or checks work, it fixes nothing itself.
+_SUPPORTING = re.compile(
+    r"(?:^|/)(?:tests?|spec|docs?)/|(?:^|/)test_[^/]*$|_(?:test|spec)\.\w+$|"
+    r"\.(?:md|rst|txt|adoc)$|(?:^|/)(?:README|CHANGELOG|CONTRIBUTING)[^/]*$",
+    re.IGNORECASE,
+)
 _COMMENT_LINE = re.compile(r"^\s*(?:#|//|/\*|\*|--|;)")
 _INSTALL_VERBS = frozenset({"install", "add", "remove", "uninstall", "i", "get", "sync"})
 _GIT_CHANGES = frozenset(
@@ -59,6 +65,11 @@ def text_type(text: str) -> ObservationType | None:
     if _FEATURE_WORDS.search(text):
         return "feature"
     return None
+
+
+def supporting_file(path: str) -> bool:
+    """Whether `path` is a test or a document rather than the code itself."""
+    return bool(_SUPPORTING.search(path))
 
 
 def change_concepts(kind: str) -> list[str]:

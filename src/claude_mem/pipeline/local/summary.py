@@ -14,6 +14,7 @@ from claude_mem.pipeline.local.words import (
     all_sentences,
     best_sentence,
     changes,
+    distinct_sentences,
     knowledge,
     sentences,
     weight,
@@ -22,8 +23,11 @@ from claude_mem.pipeline.providers.base import SessionContext, SummaryDraft, Sum
 from claude_mem.pipeline.tools.evidence import evidence
 from claude_mem.text import shorten
 
+# Work left open: announced ("Next: …", "TODO"), or what someone should still do. A bare
+# "should" explains ("1.725 should round up"), it does not plan.
 _NEXT_WORDS = word_pattern(
-    r"next|todo|to-do|remaining|remains|should|follow[- ]up|still need|not yet|later"
+    r"next|todo|to-do|remaining|remains|follow[- ]up|still need|not yet|later|left to do|"
+    r"(?:we|you|i|someone) should|should (?:also|still|next|later|now)"
 )
 
 
@@ -106,7 +110,7 @@ def summarize_session(request: SummaryInput, ctx: SessionContext) -> SummaryDraf
         investigated=_investigated(notes, read),
         learned=_learned(notes, request, said),
         completed=_completed(notes, modified, said),
-        next_steps=_cap(" ".join(s for s in said if _NEXT_WORDS.search(s))),
+        next_steps=_next_steps(said),
         notes=_notes_field(notes),
     )
 
@@ -125,9 +129,10 @@ def _turn_summary(
     texts = [*(item.text for item in turn.words), turn.reply]
     said = all_sentences([*texts, as_str(request.last_assistant_message)])
     stored = all_sentences(draft.narrative for draft in request.observations)
-    learned = sorted(dedup([*knowledge(said), *knowledge(stored)]), key=weight, reverse=True)
+    known = distinct_sentences([*knowledge(said), *knowledge(stored)])
+    learned = sorted((s for s in known if not _is_next(s)), key=weight, reverse=True)
     if not learned:  # no cause or rule stated: what was found, in the agent's words
-        found = [s for s in said if weight(s) == FINDING]
+        found = [s for s in said if weight(s) == FINDING and not _is_next(s)]
         learned = found[:2] or [o.title for o in request.observations if o.type == "discovery"]
     stated = changes(said) or ([best_sentence(said)] if modified else [])
     completed = [f"Modified {shortlist(modified, 8)}." if modified else ""]
@@ -137,9 +142,18 @@ def _turn_summary(
         investigated=_investigated(notes, read),
         learned=_cap(" ".join(dedup(learned)[:6])),
         completed=_cap(" ".join(dedup([*completed, *stated[:2]]))),
-        next_steps=_cap(" ".join(s for s in said if _NEXT_WORDS.search(s))),
+        next_steps=_next_steps(said),
         notes=_cap(" ".join(dedup([_notes_field(notes), _test_counts(notes)]))),
     )
+
+
+def _is_next(sentence: str) -> bool:
+    """Work left open; a cause is learned even when it says what to do next."""
+    return bool(_NEXT_WORDS.search(sentence)) and not CAUSE_WORDS.search(sentence)
+
+
+def _next_steps(said: list[str]) -> str:
+    return _cap(" ".join(filter(_is_next, said)))
 
 
 def _test_counts(notes: list[Note]) -> str:

@@ -19,7 +19,7 @@ def _with(notes: list[Note], prefixes: tuple[str, ...]) -> list[str]:
     return [fact for note in notes for fact in note.facts if fact.startswith(prefixes)]
 
 
-def _symbols(notes: list[Note]) -> list[str]:
+def symbol_names(notes: list[Note]) -> list[str]:
     """Names from the notes' 'Symbols:'/'Defines:' facts, in order."""
     return dedup(
         name.strip()
@@ -45,8 +45,8 @@ def unit_facts(notes: list[Note], read: list[str], modified: list[str]) -> list[
     """The unit's facts, within the fact limits (`read`, `modified`: its files)."""
     changes = [note for note in notes if note.type != "discovery" and note.kind != "commit"]
     looks = [note for note in notes if note.type == "discovery"]
-    changed_names = _symbols(changes)
-    read_names = [name for name in _symbols(looks) if name not in changed_names]
+    changed_names = symbol_names(changes)
+    read_names = [name for name in symbol_names(looks) if name not in changed_names]
     facts = [
         *([f"Modified: {shortlist(modified, 8)}"] if modified else []),
         *([f"Read: {shortlist(read, 8)}"] if read else []),

@@ -3,7 +3,7 @@ the agent's own words, with the evidence of its tool events as facts (`unit_fact
 
 from __future__ import annotations
 
-from claude_mem.pipeline.local.classify import change_concepts, text_type
+from claude_mem.pipeline.local.classify import change_concepts, supporting_file, text_type
 from claude_mem.pipeline.local.describe import described
 from claude_mem.pipeline.local.segment import WRAP_UP, Unit, segment
 from claude_mem.pipeline.local.text import (
@@ -12,8 +12,15 @@ from claude_mem.pipeline.local.text import (
     dedup,
     shortlist,
 )
-from claude_mem.pipeline.local.unit_facts import unit_facts
-from claude_mem.pipeline.local.words import all_sentences, best_sentence, intent, weight
+from claude_mem.pipeline.local.unit_facts import symbol_names, unit_facts
+from claude_mem.pipeline.local.words import (
+    all_sentences,
+    best_sentence,
+    intent,
+    says_little,
+    sentences,
+    weight,
+)
 from claude_mem.pipeline.providers.base import ObservationDraft, SessionContext, ToolEvent, Turn
 from claude_mem.pipeline.tools.evidence import evidence
 from claude_mem.text import counted, one_line
@@ -31,9 +38,9 @@ def turn_drafts(events: list[ToolEvent], ctx: SessionContext, turn: Turn) -> lis
 def _draft(unit: Unit, turn: Turn, first: bool, last: bool) -> ObservationDraft:
     own = all_sentences(unit.words)
     closing = all_sentences([turn.reply]) if last else []
-    kind = _unit_type(unit, " ".join([turn.prompt, *unit.words]))
     read, modified = evidence(unit.events)  # once: each event's input is decoded for it
-    title = _title(unit, own, closing, turn.prompt if first else "", read)
+    kind = _unit_type(unit, " ".join([turn.prompt, *unit.words]), modified)
+    title = _title(unit, own, closing, turn.prompt if first else "", (read, modified))
     return ObservationDraft(
         type=kind,
         title=one_line(title) or "Worked on the request",
@@ -53,13 +60,31 @@ def _wraps_up(unit: Unit) -> bool:
     return bool(kinds) and kinds <= WRAP_UP
 
 
-def _title(unit: Unit, own: list[str], closing: list[str], prompt: str, read: list[str]) -> str:
-    """The unit's finding or change in the agent's words; else its reply, the prompt, its
-    stated intent, and last what its events show."""
-    for choice in (best_sentence(own), best_sentence(closing), prompt.strip()):
-        if choice:
+def _title(
+    unit: Unit, own: list[str], closing: list[str], prompt: str, files: tuple[list[str], list[str]]
+) -> str:
+    """The unit's finding or change in the agent's words; else its reply; words that say
+    little ("Done.", "I listed the files.") give way to the request (first unit) with what
+    the unit worked on, then its stated intent, and last what its events show."""
+    for choice in (best_sentence(own), best_sentence(closing)):
+        if choice and not says_little(choice):
             return choice
+    if prompt.strip():
+        return _request_title(prompt, unit, *files)
+    read = files[0]
     return next(filter(None, map(intent, own)), "") or _evidence_title(unit, read)
+
+
+def _request_title(prompt: str, unit: Unit, read: list[str], modified: list[str]) -> str:
+    """The request's first sentence and what the unit worked on: the symbols it changed,
+    else the files it changed, else those it read or looked into."""
+    lead = next(iter(sentences(prompt)), prompt.strip()).rstrip(" .!?:;")
+    changes = [note for note in unit.notes if note.type != "discovery"]
+    looked = [t for note in unit.notes for t in note.investigated]
+    names = symbol_names(changes) or modified or read or looked
+    if not names:
+        return lead
+    return f"{lead}: {shortlist(names, 3)}"
 
 
 def _evidence_title(unit: Unit, read: list[str]) -> str:
@@ -82,14 +107,17 @@ def _narrative(unit: Unit, own: list[str], closing: list[str]) -> str:
     return " ".join(dedup(note.narrative for note in unit.notes))
 
 
-def _unit_type(unit: Unit, words: str) -> ObservationType:
-    """The strongest change type of its edits (a plain change typed by the words), else a
+def _unit_type(unit: Unit, words: str, modified: list[str]) -> ObservationType:
+    """The strongest change type of its edits (a plain change typed by the words, unless it
+    only touched docs and tests: words there speak of the work they document), else a
     discovery."""
     kinds = {note.type for note in unit.notes if note.type != "discovery"}
     if not kinds:
         return "discovery"
     best = next(kind for kind in _CHANGE_RANK if kind in kinds)
-    return (text_type(words) or best) if best == "change" else best
+    if best != "change" or (modified and all(map(supporting_file, modified))):
+        return best
+    return text_type(words) or best
 
 
 def _concepts(unit: Unit, kind: ObservationType) -> list[str]:

@@ -5,9 +5,10 @@ sentences that state a cause, a finding, a decision or a change told apart from 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from claude_mem.pipeline.local.text import word_pattern
+from claude_mem.subjects import content_words
 
 SCAN_CHARS = 20_000  # of one text: the agent's prose is read this far
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`'\"(\[])")
@@ -47,6 +48,9 @@ _INTENT_LEAD = re.compile(
     re.IGNORECASE,
 )
 MIN_WORDS = 4  # a shorter sentence ("Found it.") says too little to stand as a title
+MIN_PREFIX = 16  # a shorter sentence is the same as a longer one it begins only when equal
+_TRAILER = re.compile(r"[\s.…,;:!?]+$")
+_SPACE = re.compile(r"\s+")
 
 
 def sentences(text: str) -> list[str]:
@@ -93,6 +97,30 @@ def weight(sentence: str) -> int:
     return 1 if _STATUS.search(sentence) and said_besides < MIN_WORDS + 2 else FINDING
 
 
+# Words that report work without saying what it was about: "I listed the files.", "It passes."
+_WORK_WORDS = frozenset(
+    content_words(
+        """listed list looked look checked check read ran run done finished passes pass passed
+        works work working worked file files folder directory test tests code output result
+        results change changes everything all now good fine ok went through"""
+    )
+)
+# A name: code in backticks, a path or dotted name, a call, snake_case or camelCase.
+_NAMED = re.compile(r"`[^`]+`|\w\.\w|\w/\w|\w\(\)|[a-z0-9]_[a-z0-9]|[a-z][A-Z]")
+THIN_WORDS = 3  # a sentence naming nothing needs this many words of its own to say something
+
+
+def says_little(sentence: str) -> bool:
+    """Whether a sentence reports work without its subject ("I listed the files.", "It
+    passes."): status, narration or a fragment, or no name and under `THIN_WORDS` words
+    beyond the words any report of work uses. Such words never title a unit."""
+    if weight(sentence) < FINDING:
+        return True
+    if _NAMED.search(sentence):
+        return False
+    return len([w for w in content_words(sentence) if w not in _WORK_WORDS]) < THIN_WORDS
+
+
 def best_sentence(candidates: Iterable[str]) -> str:
     """The sentence that states the most (earliest of the best); '' when all are narration."""
     best, best_weight = "", 0
@@ -119,3 +147,34 @@ def changes(candidates: Iterable[str]) -> list[str]:
         for s in candidates
         if not is_narration(s) and CHANGE_WORDS.search(s) and not CAUSE_WORDS.search(s)
     ]
+
+
+def _key(sentence: str) -> str:
+    """The sentence as compared: case, spacing and its trailing punctuation or "…" ignored."""
+    return _TRAILER.sub("", _SPACE.sub(" ", sentence).strip().lower())
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether two keys say one sentence: equal, or one a long enough start of the other."""
+    short, long = sorted((a, b), key=len)
+    return short == long or (len(short) >= MIN_PREFIX and long.startswith(short))
+
+
+def distinct_sentences(texts: Iterable[str], said: Sequence[str] = ()) -> list[str]:
+    """The sentences of `texts` in order, each once and none already in `said` (sentences);
+    of two forms of one sentence the longer stays, where the first stood."""
+    taken = [_key(s) for s in said]
+    kept: list[str] = []
+    keys: list[str] = []
+    for text in texts:
+        for sentence in sentences(text):
+            key = _key(sentence)
+            if not key or any(_same(key, old) for old in taken):
+                continue
+            at = next((n for n, old in enumerate(keys) if _same(key, old)), None)
+            if at is None:
+                kept.append(sentence)
+                keys.append(key)
+            elif len(key) > len(keys[at]):
+                kept[at], keys[at] = sentence, key
+    return kept

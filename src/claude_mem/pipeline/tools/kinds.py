@@ -78,6 +78,20 @@ _MCP_FILE_KINDS: frozenset[ToolKind] = frozenset(
 )
 
 
+# Our own memory's MCP server, however the host qualifies it: `mcp__claude-mem-py__search`,
+# a plugin's `mcp__plugin_claude-mem-py_claude-mem-py__search`, the original claude-mem's
+# `mcp__claude-mem__search`. Asking memory is not work: such a call is noise, never a unit.
+_MEMORY_SERVER = re.compile(r"claude[-_]?mem", re.IGNORECASE)
+
+
+def memory_tool(name: object) -> bool:
+    """Whether `name` is a tool of a claude-mem MCP server (ours or the original's)."""
+    if not isinstance(name, str) or not name.strip().lower().startswith("mcp__"):
+        return False
+    server = name.strip()[len("mcp__") :].rpartition("__")[0]
+    return bool(_MEMORY_SERVER.search(server))
+
+
 def _canonical(name: str) -> str:
     """Lower case, letters and digits only: `read_file`, `ReadFile`, `read-file` are one."""
     return re.sub(r"[^a-z0-9]", "", name.lower())
@@ -88,6 +102,8 @@ def tool_kind(name: object) -> ToolKind:
     if not isinstance(name, str):
         return "other"
     raw = name.strip()
+    if memory_tool(raw):
+        return "noise"
     if raw.lower().startswith("mcp__"):
         kind = _KINDS.get(_canonical(raw.split("__")[-1]))
         return kind if kind is not None and kind in _MCP_FILE_KINDS else "mcp"

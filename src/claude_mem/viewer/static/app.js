@@ -223,6 +223,9 @@ const stream = new LiveStream((event) => {
     case "observation_deleted":
       feed.remove("observation", event.record_id);
       break;
+    case "summary_deleted": // deleted, or replaced by its session's newer version
+      feed.remove("summary", event.record_id);
+      break;
     case "session_deleted":
       feed.removeSession(event.record_id);
       break;
