@@ -11,15 +11,16 @@ candidates; a candidate is injected only with evidence of its own that it is abo
 
 A fused rank says only which candidate is best, never whether any is good, so an unrelated
 prompt gets nothing. Also never injected: the session's own records (the agent has them), what
-the session was already given (`given`), superseded observations, and a record that says what
-one already chosen says (word-set Jaccard >= `NEAR_DUPLICATE`: a prompt asked five times, the
-summary that repeats it). Each item is one or two lines: label, type — a commit's says
-`history a1b2c3d` —, title; then the knowledge itself, in the record's own words: a
-decision's rule (its narrative as stored), a finding's key sentence first (the one sharing
-most of the prompt's subject words), a summary's learned and completed. Each item gets an
-equal share of the budget (at least `ITEM_CHARS`: fewer items rather than bare titles) and
-is shortened at a word to fit it, so the whole text stays within the token budget, counted
-as `budget.tokens` counts.
+the session was already given (`given`), superseded observations, a record that says what one
+already chosen says (word-set Jaccard >= `NEAR_DUPLICATE`: a prompt asked five times, the
+summary that repeats it), and a sentence an earlier item gave. Each item is one or two lines:
+label, type — a commit's says `history a1b2c3d` —, title; then the knowledge itself, in the
+record's own words: a decision's rule (its narrative as stored), a finding's key sentence
+first (the one sharing most of the prompt's subject words), a summary's learned and
+completed. Each item gets an equal share of the budget (at least `ITEM_CHARS`: fewer items
+rather than bare titles; what a short one leaves goes to the others) and is shortened at a
+word to fit it, so the whole text stays within the token budget, counted as `budget.tokens`
+counts.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from claude_mem.context.budget import CHARS_PER_TOKEN, tokens
@@ -91,6 +92,7 @@ def relevant(
     wanted = terms(prompt)
     chosen: list[Item] = []
     said: list[set[str]] = []  # the word sets of what the chosen items say
+    told: set[str] = set()  # their sentences, lowercased
     room = min(limit, max(1, _room(budget) // ITEM_CHARS))  # each item room for knowledge
     for hit in hits:
         if len(chosen) == room:
@@ -101,8 +103,11 @@ def relevant(
         item = _item(hit, row, wanted)
         if any(jaccard(item.words, earlier) >= NEAR_DUPLICATE for earlier in said):
             continue  # the same words again (a prompt asked twice, a summary repeating it)
-        chosen.append(item)
         said += [_words(item.title), _words(item.body)]
+        sentences = all_sentences([item.body])
+        fresh = [line for line in sentences if line.lower() not in told]
+        told.update(line.lower() for line in sentences)
+        chosen.append(replace(item, body=" ".join(fresh)))  # no sentence given twice
     while chosen:
         text = _render(chosen, budget)
         if tokens(text) <= budget:
@@ -214,20 +219,44 @@ def _key_first(sentences: list[str], wanted: set[str]) -> str:
 
 
 def _render(items: list[Item], budget: int) -> str:
-    """The items within `budget` tokens: each gets an equal share of what the header and
-    footer leave, its title and then its knowledge shortened at a word to fit it."""
-    share = _room(budget) // len(items)
+    """The items within `budget` tokens: each gets its share of what the header and footer
+    leave (`_shares`), its title and then its knowledge shortened at a word to fit it."""
+    heads = [f"- {item.hit.label} {_date(item.hit)} [{_kind(item.hit)}] " for item in items]
+    needs = [
+        len(head) + min(len(item.title), TITLE_CHARS) + (len(item.body) + 3 if item.body else 0)
+        for head, item in zip(heads, items, strict=True)
+    ]
     lines = [HEADER]
-    for item in items:
-        head = f"- {item.hit.label} {_date(item.hit)} [{_kind(item.hit)}] "
-        title = shorten(item.title, max(1, min(TITLE_CHARS, share // 3))) or "Untitled"
-        lines.append(head + title)
+    for head, item, need, share in zip(
+        heads, items, needs, _shares(needs, _room(budget)), strict=True
+    ):
+        limit = TITLE_CHARS if need <= share else min(TITLE_CHARS, share // 3)
+        lines.append(head + (shorten(item.title, max(1, limit)) or "Untitled"))
         left = share - len(lines[-1]) - 4  # the newline and indent of the body's line
-        body = shorten(item.body, left) if left >= MIN_BODY_CHARS else ""
+        body = shorten(item.body, left) if left >= min(MIN_BODY_CHARS, len(item.body)) else ""
         if body:
             lines.append(f"  {body}")
     lines.append(FOOTER)
     return "\n".join(lines)
+
+
+def _shares(needs: list[int], room: int) -> list[int]:
+    """Equal shares of `room`, but an item needing less than its share takes only what it
+    needs and the rest is shared among the others (each line's newline counted)."""
+    shares = [0] * len(needs)
+    waiting = list(range(len(needs)))
+    while waiting:
+        each = room // len(waiting)
+        met = [n for n in waiting if needs[n] + 1 <= each]
+        if not met:
+            for n in waiting:
+                shares[n] = each
+            break
+        for n in met:
+            shares[n] = needs[n] + 1
+            room -= shares[n]
+        waiting = [n for n in waiting if n not in met]
+    return shares
 
 
 def _room(budget: int) -> int:
