@@ -5,6 +5,11 @@
 All observations go to one project (the worst case for the context query); a second variant
 spreads them over a worktree and its parent. Prints a Markdown table; the latest figures are
 kept in bench/RESULTS.md. Floor (context issue): ≤ 15 ms at 100k observations.
+
+A second table holds what the context shows when many decisions are on record (issue #30:
+3,000 observations, one in six a decision): how many of the 5 newest observations it shows,
+the tokens of its "Decisions in force" section against their share, and the whole text
+against the budget. Floor: the 5 newest shown, within budget.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from msgspec.structs import replace
 sys.path.insert(0, str(Path(__file__).parent))
 
 from claude_mem import settings
+from claude_mem.context.budget import tokens
 from claude_mem.context.file_gate import file_timeline
-from claude_mem.context.render import compose
+from claude_mem.context.gather import DECISION_SHARE
+from claude_mem.context.render import Context, compose
 from claude_mem.records import Summary
 from claude_mem.store import Database
 from claude_mem.store.observations import insert_observation
@@ -100,6 +107,45 @@ def measure(count: int, projects: tuple[str, ...], runs: int) -> str:
     )
 
 
+def decisions_row(count: int, every: int) -> str:
+    """One row of the second table: `count` observations in one project, every `every`th a
+    decision, the default settings."""
+    config = settings.load()
+    budget = config.get_int("CLAUDE_MEM_CONTEXT_TOKEN_BUDGET")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["CLAUDE_MEM_DATA_DIR"] = tmp
+        db = Database(Path(tmp) / "bench.db")
+        with db.write() as conn:
+            sid = ensure_session(conn, platform="bench", host_session_id="s", project="p")
+            for n, obs in enumerate(observations(count, sid)):
+                kind = "decision" if n % every == every - 1 else obs.type
+                insert_observation(conn, replace(obs, project="p", type=kind))
+            newest = [
+                str(row[0])
+                for row in conn.execute("SELECT id FROM observations ORDER BY id DESC LIMIT 5")
+            ]
+        context = compose(db.read(), ("p",), config)
+        db.close()
+    shown = {row.ident for row in context.rows}
+    decided = _section_tokens(context, "## Decisions in force")
+    share = int(budget * DECISION_SHARE)
+    return (
+        f"| {count:,} | {count // every:,} | {len(shown & set(newest))} of 5 "
+        f"| {decided:,} of {share:,} tokens | {context.tokens:,} of {budget:,} tokens "
+        f"| {'yes' if '## Timeline' in context.text else 'no'} |"
+    )
+
+
+def _section_tokens(context: Context, heading: str) -> int:
+    """The tokens of one `## ` section of the context text (0 when it has none)."""
+    lines = context.text.splitlines()
+    if heading not in lines:
+        return 0
+    start = lines.index(heading)
+    end = next((n for n in range(start + 1, len(lines)) if lines[n].startswith("## ")), None)
+    return tokens("\n".join(lines[start:end]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--counts", default="1000,10000,100000")
@@ -113,6 +159,11 @@ def main() -> None:
     for count in (int(c) for c in args.counts.split(",")):
         for projects in (("p",), ("p", "p/wt")):
             print(measure(count, projects, args.runs), flush=True)
+    print(
+        "\n| observations | decisions | newest shown | decisions' section | injected | timeline |"
+    )
+    print("|---|---|---|---|---|---|")
+    print(decisions_row(3000, 6), flush=True)
 
 
 if __name__ == "__main__":

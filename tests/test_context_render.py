@@ -17,13 +17,16 @@ import pytest
 
 from claude_mem import settings
 from claude_mem.context.budget import tokens
-from claude_mem.context.render import compose
+from claude_mem.context.gather import DECISION_SHARE
+from claude_mem.context.render import Context, compose
 from claude_mem.context.terminal import terminal_view
+from claude_mem.history.importer import import_history
 from claude_mem.pipeline.health import HealthLedger
 from claude_mem.pipeline.providers.base import ProviderError
 from claude_mem.records import Summary
 from claude_mem.store import Database
 from claude_mem.store.summaries import insert_summary
+from tests.git_repos import Repo
 from tests.store_helpers import observation, session
 
 GOLDEN = Path(__file__).parent / "golden" / "context"
@@ -157,13 +160,82 @@ def test_budget_overflow_drops_oldest_rows_first(
     golden("budget_overflow", context.text)
     assert tokens(context.text) <= 400
     assert context.dropped > 0
-    assert f"({context.dropped} older rows left out to stay within 400 tokens)" in context.text
-    # The index goes first, then findings: under this budget only decisions are left, the
-    # newest ones, newest first.
-    assert {r.section for r in context.rows} == {"decision"}
-    shown = [int(r.ident) for r in context.rows]
-    decisions = [n + 1 for n in range(60) if KINDS[n % len(KINDS)] == "decision"]
-    assert shown == decisions[::-1][: len(shown)]
+    assert f"({context.dropped} rows left out to stay within 400 tokens)" in context.text
+    # The index goes first, oldest rows first, then findings, then decisions: under this
+    # budget the 5 newest observations (whatever their type) and the decisions within their
+    # share are what is left.
+    shown = {int(r.ident) for r in context.rows}
+    assert set(range(56, 61)) <= shown
+    assert all(r.section == "decision" for r in context.rows if int(r.ident) < 56)
+
+
+def newest_and_decisions(context: Context, count: int) -> tuple[set[str], int]:
+    """Which of the 5 newest observations (ids `count - 4` … `count`) the context shows, and
+    the tokens of its "Decisions in force" section."""
+    shown = {r.ident for r in context.rows}
+    lines = context.text.splitlines()
+    start = lines.index("## Decisions in force")
+    end = next(n for n in range(start + 1, len(lines)) if lines[n].startswith("## "))
+    newest = {str(n) for n in range(count - 4, count + 1)}
+    return newest & shown, tokens("\n".join(lines[start:end]))
+
+
+@pytest.mark.parametrize("budget", [2000, 800])
+def test_many_decisions_leave_the_newest_work_shown(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    """One observation in six a decision (bench/context_bench.py: 3,000 with 500): decisions
+    take at most their share of the budget, the 5 newest observations are always shown, and a
+    timeline of the newest work follows."""
+    monkeypatch.setenv("CLAUDE_MEM_CONTEXT_TOKEN_BUDGET", str(budget))
+    with Database() as db:
+        sid = session(db)
+        many(db, sid, 300)
+        context = compose(db.read(), ("proj",), settings.load())
+    assert len(context.memory.decisions) <= 20  # 40% of the 50 rows
+    assert tokens(context.text) <= budget
+    newest, decided = newest_and_decisions(context, 300)
+    assert len(newest) == 5, context.text
+    assert decided <= DECISION_SHARE * budget
+    assert "## Timeline" in context.text
+    sections = {r.section for r in context.rows}
+    assert sections == {"decision", "finding", "index"}
+
+
+def test_each_finding_names_its_main_files(data_dir: Path) -> None:
+    with Database() as db:
+        sid = session(db)
+        observation(db, sid, type="discovery", title="Audited the auth module",
+                    narrative="Tokens are compared in constant time.",
+                    files_read=["/home/ada/shop/src/auth/tokens.py", "src/auth/session.py"],
+                    created_at=START)  # fmt: skip
+        observation(db, sid, type="bugfix", title="Fixed the cart total",
+                    narrative="Sums Decimals now.", files_read=["src/cart/view.py"],
+                    files_modified=["src/cart/total.py", "src/cart/tax.py", "tests/test_cart.py",
+                                    "src/cart/more.py"],
+                    created_at=START + 60_000)  # fmt: skip
+        text = render(db, ("proj",))
+    lines = text.splitlines()
+    audit = lines.index("  Tokens are compared in constant time.")
+    assert lines[audit + 1] == "  Files: auth/tokens.py, auth/session.py"
+    fix = lines.index("  Sums Decimals now.")
+    assert lines[fix + 1] == "  Files: cart/total.py, cart/tax.py, tests/test_cart.py"
+
+
+def test_a_project_with_only_history_says_how_many_commits(data_dir: Path, tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "ledger")
+    for n in range(4):
+        message = f"Post ledger batch {n} in one transaction\n\nA crash left half a batch."
+        repo.commit({f"ledger/step{n}.py": f"n = {n}\n"}, message)
+    with Database() as db:
+        stats = import_history(db, str(repo.path))
+        assert stats.kept == 4
+        text = render(db, (stats.project,))
+    assert text.startswith(
+        f"# [{stats.project}] claude-mem: 4 commits of git history in memory (no sessions yet)."
+    )
+    assert "no memory yet" not in text
+    assert "claude-mem search QUERY" in text
 
 
 def test_failing_pipeline_warning_comes_first(data_dir: Path) -> None:
@@ -226,7 +298,7 @@ def test_terminal_view_shows_the_same_rows(data_dir: Path, monkeypatch: pytest.M
         view = terminal_view(context)
     rows = [line.split()[0] for line in view.splitlines() if line.startswith("  #")]
     assert rows == [f"#{row.ident}" for row in context.rows]
-    assert f"… {context.dropped} older rows left out" in view
+    assert f"… {context.dropped} rows left out" in view
     assert f"Injected: ~{context.tokens:,} of 400 tokens" in view
     assert view.endswith("Next steps (S1): Ship it")
 

@@ -162,7 +162,7 @@ def number(value: float) -> str:
 
 def behaviour_constants() -> list[tuple[str, str]]:
     """(document, phrase): each number in the phrase is the code's own constant."""
-    from claude_mem.context import file_gate
+    from claude_mem.context import file_gate, gather, timeline
     from claude_mem.hooks import handlers
     from claude_mem.install import files
     from claude_mem.pipeline import consumer
@@ -193,6 +193,8 @@ def behaviour_constants() -> list[tuple[str, str]]:
         f"({number(handlers.FILE_GATE_TIMEOUT_S)} s timeout",
         f"keeps {file_gate.SHOWN} and lists them by day",
         f"body above bare ones, at most {file_gate.COMMITS_SHOWN}, newest first",
+        f"current decisions take at most {number(gather.DECISION_SHARE * 100)}% of those rows",
+        f"the {timeline.NEWEST} newest observations last",
     ]
     readme = [
         f"the last {files.KEEP_BACKUPS} of each file are kept",
@@ -203,6 +205,8 @@ def behaviour_constants() -> list[tuple[str, str]]:
         f"`CLAUDE_MEM_CONTEXT_TOKEN_BUDGET` ({number(default['CLAUDE_MEM_CONTEXT_TOKEN_BUDGET'])}"
         " tokens",
         f"a file of {number(default['CLAUDE_MEM_FILE_GATE_MIN_BYTES'])} bytes or more",
+        f"at most {number(gather.DECISION_SHARE * 100)}% of the budget",
+        f"the {timeline.NEWEST} newest observations always stay",
     ]
     return [("ARCHITECTURE.md", p) for p in architecture] + [("README.md", p) for p in readme]
 

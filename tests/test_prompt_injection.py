@@ -17,9 +17,14 @@ import pytest
 
 from claude_mem import __version__
 from claude_mem.context.budget import tokens
+from claude_mem.context.relevant import relevant
 from claude_mem.project import resolve_project
+from claude_mem.records import Summary
+from claude_mem.search.hybrid import HybridSearcher
 from claude_mem.store import Database
+from claude_mem.store.search_queries import SearchFilters
 from claude_mem.store.sessions import add_prompt
+from claude_mem.store.summaries import insert_summary
 from tests.agent_hooks import AGENT_HOOKS, read_capture
 from tests.polling import wait_until
 from tests.store_helpers import observation, session
@@ -161,6 +166,97 @@ def test_the_budget_holds_however_many_items_match(host: Host) -> None:
     few = host.prompt("now-6", "ledger batch posting retries")
     assert few is not None
     assert len([line for line in few.splitlines() if line.startswith("- #")]) <= 5
+
+
+def test_a_decisions_rule_reaches_the_agent_in_its_own_words(host: Host) -> None:
+    """The injection carries the rule as stored, not only its id and title: a long rule is
+    shortened at a word to the item's share of the budget, never to a fixed gist."""
+    sid = host.earlier()
+    rule = (
+        "Invoice numbers come from one sequence per tenant and year, allocated inside the "
+        "transaction that stores the invoice, so a rolled-back invoice leaves no gap; numbers "
+        "are never reused, a cancelled invoice keeps its number and gets a credit note, and "
+        "the sequence restarts at 1 on January 1st in the tenant's own time zone, not UTC."
+    )
+    decision = host.note(sid, type="decision", title="Invoice numbering", narrative=rule)
+    context = host.prompt("rule-1", "how are invoice numbers allocated per tenant and year?")
+    assert context is not None
+    assert f"#{decision} " in context
+    assert rule in context  # whole, within the budget
+    assert tokens(context) <= 500
+    # Under a tight budget the words are shortened at a word, never cut inside one.
+    tight = relevant(host.db.read(), HybridSearcher(host.db, None),
+                     "how are invoice numbers allocated per tenant and year?",
+                     SearchFilters(projects=(host.project,)), own_session=None, given=set(),
+                     limit=5, budget=60)  # fmt: skip
+    assert tokens(tight.text) <= 60
+    assert tight.labels == [str(decision)]
+    body = tight.text.splitlines()[2].strip()
+    assert body.endswith("…")
+    kept = body[:-1].rstrip(" ,;:-")
+    assert rule.startswith(kept)
+    assert rule[len(kept)] in " ,;:-"
+
+
+def test_identical_earlier_prompts_are_injected_once_beside_the_work(host: Host) -> None:
+    """Five copies of one earlier prompt take one item: the work they led to gets the rest."""
+    asked = "why does the invoice total drift by a cent on long invoices?"
+    prompts = []
+    for n in range(5):
+        sid = host.earlier(f"asked-{n}")
+        with host.db.write() as conn:
+            prompts.append(add_prompt(conn, sid, asked, now=n + 1).prompt_id)
+    work = host.note(host.earlier("the-fix"), type="bugfix",
+                     title="Invoice total: VAT rounded once on the net total",
+                     narrative="Root cause: the VAT of each line was rounded, so long invoices "
+                               "drift by a cent; now it is rounded once on the total.")  # fmt: skip
+    context = host.prompt("ask-again", "the invoice total drifts by a cent on long invoices")
+    assert context is not None
+    shown = [line for line in context.splitlines() if "[prompt]" in line]
+    assert len(shown) == 1, context
+    assert f"#{work} " in context
+    assert "rounded once on the total" in context
+
+
+def test_a_short_item_leaves_its_unused_share_to_a_long_rule(host: Host) -> None:
+    sid = host.earlier()
+    rule = (
+        "Invoice numbers come from one sequence per tenant and year, allocated inside the "
+        "transaction that stores the invoice, so a rolled-back invoice leaves no gap; numbers "
+        "are never reused, a cancelled invoice keeps its number and gets a credit note, and "
+        "the sequence restarts at 1 on January 1st in the tenant's own time zone, not UTC, "
+        "so two tenants in different zones may start their year hours apart."
+    )
+    decision = host.note(sid, type="decision", title="Invoice numbering", narrative=rule)
+    short = host.note(sid, type="discovery", title="Invoice numbers per tenant are printed",
+                      narrative="Top right, per year.")  # fmt: skip
+    question = "invoice numbers per tenant and year"
+    filters = SearchFilters(projects=(host.project,))
+    found = relevant(host.db.read(), HybridSearcher(host.db, None), question, filters,
+                     own_session=None, given=set(), limit=5, budget=200)  # fmt: skip
+    assert sorted(found.labels) == sorted([str(decision), str(short)])
+    assert len(rule) > 370  # more than an equal share (half of 200 tokens, heading in) holds
+    assert rule in found.text
+    assert tokens(found.text) <= 200
+
+
+def test_a_sentence_already_given_is_not_given_again(host: Host) -> None:
+    """A summary that repeats the one before it (a "commit it" turn) brings only what is new."""
+    cause = "Root cause: the VAT of every line was rounded to the cent and then summed."
+    turns = [
+        ("The VAT on invoice 2291 is 0.12 too high. Find out why.", cause),
+        ("good, commit it", f"{cause} Committed as a41c9e2: invoice VAT too high fix."),
+    ]
+    with host.db.write() as conn:
+        for n, (request, learned) in enumerate(turns):
+            sid = host.earlier(f"vat-{n}")
+            summary = Summary(session_id=sid, project=host.project, request=request,
+                              learned=learned)  # fmt: skip
+            insert_summary(conn, summary)
+    context = host.prompt("vat-again", "why is the VAT on an invoice too high? rounded per line")
+    assert context is not None
+    assert context.count(cause) == 1, context
+    assert "Committed as a41c9e2" in context
 
 
 def test_modes_and_pauses(host: Host) -> None:

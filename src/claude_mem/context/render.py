@@ -1,11 +1,13 @@
 """The session-start context the agent receives: a compact, deterministic, budgeted index.
 
 Layout (progressive disclosure): a header, a legend, the token economics line, then what is
-known before what happened: the project's current decisions, the newest findings (each with
-its narrative or facts), then the timeline of the other observations and session summaries
-grouped by day, then the last session's summary. Superseded observations never appear. The
-whole text, warning included, stays within CLAUDE_MEM_CONTEXT_TOKEN_BUDGET: the oldest index
-rows go first, then findings, then decisions, and the text says how many went.
+known before what happened: the project's current decisions (at most their share of the
+budget), the newest findings (each with its narrative or facts and its main files), then the
+timeline of the other observations and session summaries grouped by day, then the last
+session's summary. Superseded observations never appear. The whole text, warning included,
+stays within CLAUDE_MEM_CONTEXT_TOKEN_BUDGET: the oldest index rows go first, then findings,
+then decisions, the newest observations last (`timeline`), and the text says how many went.
+A project whose memory is only its git history is told how many commits it holds.
 No clock is read, so the same database gives the same bytes (prompt caching).
 """
 
@@ -17,19 +19,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from claude_mem.context.budget import cut, fit, tokens
-from claude_mem.context.gather import Memory, gather
+from claude_mem.context.budget import CHARS_PER_TOKEN, cut, fit, tokens
+from claude_mem.context.gather import DECISION_SHARE, Memory, gather
 from claude_mem.context.timeline import (
     SESSION_MARK,
     TYPE_MARKS,
     Row,
     build_rows,
-    flat,
     index_lines,
     shown,
     zone,
 )
 from claude_mem.settings import Settings
+from claude_mem.text import counted, shorten
 
 SUMMARY_LABELS = (
     ("request", "Request"),
@@ -41,6 +43,7 @@ SUMMARY_CHARS = 400
 LEGEND = "Legend: " + " ".join(f"{mark} {kind}" for kind, mark in TYPE_MARKS.items())
 LEGEND += f" {SESSION_MARK} session summary (S<id>)"
 HEADINGS = {"decision": "## Decisions in force", "finding": "## Latest findings"}
+DECISIONS_HEADING = len(HEADINGS["decision"]) + 2  # the heading's line and the blank before it
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,15 +92,18 @@ def compose(
     memory = gather(conn, projects, settings)
     budget = settings.get_int("CLAUDE_MEM_CONTEXT_TOKEN_BUDGET")
     if memory.empty:
-        text = (
-            welcome(memory.primary) if settings.get_bool("CLAUDE_MEM_WELCOME_HINT_ENABLED") else ""
-        )
+        hint = settings.get_bool("CLAUDE_MEM_WELCOME_HINT_ENABLED")
+        if memory.commits:
+            text = history_only(memory.primary, memory.commits)
+        else:
+            text = welcome(memory.primary) if hint else ""
         return Context(cut(_with_warning(warning, text), budget), memory, [], 0, None, budget)
-    rows = build_rows(
+    rows, left_out = build_rows(
         memory,
         full_count=settings.get_int("CLAUDE_MEM_CONTEXT_FULL_COUNT"),
         full_field=settings.get_str("CLAUDE_MEM_CONTEXT_FULL_FIELD"),
         summaries=settings.get_int("CLAUDE_MEM_CONTEXT_SESSION_COUNT"),
+        decision_chars=int(budget * CHARS_PER_TOKEN * DECISION_SHARE) - DECISIONS_HEADING,
     )
     by_id = {str(obs["id"]): obs for obs in (*memory.observations, *memory.decisions)}
     show_last = settings.get_bool("CLAUDE_MEM_CONTEXT_SHOW_LAST_SUMMARY")
@@ -114,17 +120,35 @@ def compose(
         return Economics(len(mine), sum(read for read, _ in mine), sum(w for _, w in mine))
 
     def build(kept: Sequence[Row], dropped: int) -> str:
-        body = _body(memory, kept, dropped=dropped, numbers=numbers(kept), last=last, budget=budget)
+        body = _body(
+            memory,
+            kept,
+            dropped=dropped + left_out,
+            numbers=numbers(kept),
+            last=last,
+            budget=budget,
+        )
         return _with_warning(warning, body)
 
-    text, dropped = fit(build, rows, _cost, budget)
+    text, dropped = fit(build, rows, lambda row: row.chars, budget)
     kept = rows[dropped:]
-    return Context(text, memory, shown(kept), dropped, numbers(kept), budget)
+    return Context(text, memory, shown(kept), dropped + left_out, numbers(kept), budget)
 
 
 def welcome(project: str) -> str:
     return (
         f"# [{project}] claude-mem: no memory yet for this project.\n"
+        "Work from this session on is remembered and offered to the next one."
+    )
+
+
+def history_only(project: str, commits: int) -> str:
+    """What a project whose memory is only its git history gets: how much, and how to use it."""
+    return (
+        f"# [{project}] claude-mem: {counted(commits, 'commit')} of git history in memory "
+        "(no sessions yet).\n"
+        'Search them: search("what you want to know") (MCP) or `claude-mem search QUERY`; a '
+        "file about to be read comes with the commits that explain it.\n"
         "Work from this session on is remembered and offered to the next one."
     )
 
@@ -141,10 +165,6 @@ def _full_text(obs: dict[str, Any]) -> str:
 
 def _with_warning(warning: str | None, text: str) -> str:
     return f"{warning}\n{text}" if warning and text else warning or text
-
-
-def _cost(row: Row) -> int:
-    return len(row.ident) + len(row.title) + 10 + sum(len(line) + 3 for line in row.detail)
 
 
 def _expanded(row: Row, when: str) -> list[str]:
@@ -177,7 +197,7 @@ def _body(
     if numbers is not None:
         lines.append(numbers.line)
     if dropped:
-        lines.append(f"({dropped:,} older rows left out to stay within {budget:,} tokens)")
+        lines.append(f"({dropped:,} rows left out to stay within {budget:,} tokens)")
     ordered = shown(rows)
     for section, title in HEADINGS.items():
         picked = [row for row in ordered if row.section == section]
@@ -196,7 +216,9 @@ def _body(
         else:
             lines.append(f"{row.ident} {clock} {row.mark} {row.title}")
     if last is not None:
-        fields = [(label, flat(last.get(key), SUMMARY_CHARS)) for key, label in SUMMARY_LABELS]
+        fields = [
+            (label, shorten(last.get(key) or "", SUMMARY_CHARS)) for key, label in SUMMARY_LABELS
+        ]
         fields = [(label, value) for label, value in fields if value]
         if fields:
             lines += ["", f"## Last session summary (S{last['id']})"]

@@ -7,7 +7,8 @@ colours (hosts differ in what they render).
 from __future__ import annotations
 
 from claude_mem.context.render import Context
-from claude_mem.context.timeline import flat, index_lines
+from claude_mem.context.timeline import index_lines
+from claude_mem.text import shorten
 
 NEXT_CHARS = 200
 
@@ -27,13 +28,13 @@ def terminal_view(context: Context) -> str:
             lines.append(heading)
         lines.append(f"  #{row.ident:<6} {clock:<5} {row.mark} {row.title}")
     if context.dropped:
-        lines.append(f"  … {context.dropped:,} older rows left out (token budget)")
+        lines.append(f"  … {context.dropped:,} rows left out (token budget)")
     if context.economics is not None:
         lines.append(context.economics.line)
     lines.append(f"Injected: ~{context.tokens:,} of {context.budget:,} tokens")
     summaries = context.memory.summaries
     if summaries and summaries[0].get("next_steps"):
         lines.append(
-            f"Next steps (S{summaries[0]['id']}): {flat(summaries[0]['next_steps'], NEXT_CHARS)}"
+            f"Next steps (S{summaries[0]['id']}): {shorten(summaries[0]['next_steps'], NEXT_CHARS)}"
         )
     return "\n".join(lines)

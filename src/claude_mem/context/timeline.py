@@ -1,8 +1,11 @@
 """Memory as rows: one per observation or session summary, in three sections.
 
-The current decisions come first, then the newest findings (expanded), then the recent index
-in time order. Under a tight budget the index goes first, oldest rows first, then findings,
-then decisions: `build_rows` returns them in that dropping order, `shown` in reading order.
+The current decisions come first, then the newest findings (expanded, each naming its main
+files), then the recent index in time order. Decisions take at most their share of the
+budget (`gather.DECISION_SHARE`), the most relevant first. Under a tight budget the index goes
+first, oldest rows first, then findings, then decisions, the least relevant first, and the
+`NEWEST` newest observations last of all, whatever their section: the newest work is always
+shown. `build_rows` returns rows in that dropping order, `shown` in reading order.
 
 Times are shown in the local time zone of the process (the user's), grouped by calendar day.
 Nothing here reads the clock: the same rows always give the same text (prompt caching).
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from claude_mem.context.gather import Memory
+from claude_mem.text import shorten
 
 TYPE_MARKS = {
     "bugfix": "●",
@@ -29,6 +33,8 @@ OTHER_MARK = "•"
 SESSION_MARK = "◇"
 TITLE_CHARS = 160
 DETAIL_CHARS = 500
+NEWEST = 5  # the newest observations: the last rows to go
+MAIN_FILES = 3  # files a finding names
 SECTIONS = ("decision", "finding", "index")  # reading order
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
@@ -43,6 +49,14 @@ class Row:
     title: str
     detail: tuple[str, ...] = ()
     section: str = "index"  # one of SECTIONS
+
+    @property
+    def chars(self) -> int:
+        """The row's length in the agent text, newline included (what budget fitting counts):
+        an index line `12 09:04 ● title`, or an expanded row's `**12** Nov 5 09:04 ● **title**`
+        and its indented detail lines."""
+        head = 10 if self.section == "index" and not self.detail else 26
+        return len(self.ident) + len(self.title) + head + sum(len(d) + 3 for d in self.detail)
 
     @property
     def day(self) -> str:
@@ -70,12 +84,6 @@ def zone(at_ms: int) -> str:
     return time.strftime("%Z", time.localtime(at_ms / 1000)) or "local time"
 
 
-def flat(text: str | None, limit: int) -> str:
-    """One line, at most `limit` characters."""
-    line = " ".join((text or "").split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-
-
 def mark_of(kind: str | None) -> str:
     return TYPE_MARKS.get(kind or "", OTHER_MARK)
 
@@ -86,39 +94,69 @@ def observation_row(
     """An observation's row; `expand` ("narrative" or "facts") adds its detail lines."""
     detail: tuple[str, ...] = ()
     if expand == "facts":
-        detail = tuple(f"- {flat(fact, DETAIL_CHARS)}" for fact in obs.get("facts") or () if fact)
+        facts = (f for f in obs.get("facts") or () if f)
+        detail = tuple(f"- {shorten(fact, DETAIL_CHARS)}" for fact in facts)
     elif expand:
-        text = flat(obs.get("narrative"), DETAIL_CHARS)
+        text = shorten(obs.get("narrative") or "", DETAIL_CHARS)
         detail = (text,) if text else ()
-    title = flat(obs.get("title"), TITLE_CHARS) or "Untitled"
+    files = main_files(obs) if section == "finding" else []
+    detail += (f"Files: {', '.join(files)}",) if files else ()
+    title = shorten(obs.get("title") or "", TITLE_CHARS) or "Untitled"
     mark = mark_of(obs.get("type"))
     return Row(int(obs["created_at"]), str(obs["id"]), mark, title, detail, section)
 
 
+def main_files(obs: dict[str, Any]) -> list[str]:
+    """The files an observation is about, at most MAIN_FILES, each its last two path parts:
+    those it modified, or when it modified none (an audit, a hunt) those it read."""
+    files = obs.get("files_modified") or obs.get("files_read") or ()
+    short = ("/".join(str(path).rstrip("/").split("/")[-2:]) for path in files if path)
+    return list(dict.fromkeys(short))[:MAIN_FILES]
+
+
 def summary_row(summary: dict[str, Any]) -> Row:
-    title = flat(summary.get("request"), TITLE_CHARS) or "Session summary"
+    title = shorten(summary.get("request") or "", TITLE_CHARS) or "Session summary"
     return Row(int(summary["created_at"]), f"S{summary['id']}", SESSION_MARK, title)
 
 
-def build_rows(memory: Memory, *, full_count: int, full_field: str, summaries: int) -> list[Row]:
-    """Every row in dropping order (see the module docstring): the index (the other
-    observations and the newest `summaries` summaries), then the `full_count` newest
-    observations that are not decisions as findings, then the decisions; each oldest first.
+def build_rows(
+    memory: Memory, *, full_count: int, full_field: str, summaries: int, decision_chars: int
+) -> tuple[list[Row], int]:
+    """Every row in dropping order (see the module docstring), and how many decisions were
+    left out for their share: the index (the other observations and the newest `summaries`
+    summaries) oldest first, then the `full_count` newest observations that are not decisions
+    as findings, oldest first, then the decisions that fit `decision_chars` (most relevant
+    first), least relevant first, then the NEWEST newest observations, oldest first.
     Findings and decisions are expanded with `full_field`."""
     others = memory.observations
     findings = [
         observation_row(o, expand=full_field, section="finding") for o in others[:full_count]
     ]
     index = [observation_row(obs) for obs in others[full_count:]]
-    index += [summary_row(s) for s in memory.summaries[:summaries]]
     decisions = [
         observation_row(o, expand=full_field, section="decision") for o in memory.decisions
     ]
+    newest = sorted([*index, *findings, *decisions], key=_order)[-NEWEST:]
+    latest = {row.ident for row in newest}
+    index += [summary_row(s) for s in memory.summaries[:summaries]]
+    kept: list[Row] = []
+    room, left_out = decision_chars, 0
+    for row in decisions:
+        if row.ident in latest:  # shown whatever its share: it is the newest work too
+            room -= row.chars
+            continue
+        if row.chars > room:
+            left_out += 1
+            continue
+        room -= row.chars
+        kept.append(row)
+    rest = [row for row in (*index, *findings) if row.ident not in latest]
     return [
-        *sorted(index, key=_order),
-        *sorted(findings, key=_order),
-        *sorted(decisions, key=_order),
-    ]
+        *sorted((r for r in rest if r.section == "index"), key=_order),
+        *sorted((r for r in rest if r.section == "finding"), key=_order),
+        *reversed(kept),
+        *newest,
+    ], left_out
 
 
 def shown(rows: Iterable[Row]) -> list[Row]:

@@ -7,7 +7,8 @@
 - sessions' memory only: the commits read from git history (`store.git_history`) are left out
   of both, since history is not what recent sessions did (search and the gate's commit part
   carry it);
-- the few whole records a prompt-time injection quotes.
+- the few whole records a prompt-time injection quotes;
+- how many commits of git history memory holds, for a project with nothing else.
 """
 
 from __future__ import annotations
@@ -83,3 +84,14 @@ def records(conn: sqlite3.Connection, table: str, ids: list[int]) -> dict[int, d
     marks = ", ".join("?" * len(ids))
     rows = row_dicts(conn.execute(f"SELECT * FROM {table} WHERE id IN ({marks})", ids))
     return {row["id"]: row for row in rows}
+
+
+def commits_held(conn: sqlite3.Connection, projects: tuple[str, ...]) -> int:
+    """The commits of `projects`' git history that memory holds (`git_history.commits`)."""
+    if not projects:
+        return 0
+    names = ", ".join("?" * len(projects))
+    row = conn.execute(
+        f"SELECT coalesce(sum(commits), 0) FROM git_history WHERE project IN ({names})", projects
+    ).fetchone()
+    return int(row[0])
