@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from claude_mem.pipeline.local.decisions import TITLE_CHARS, decision
+from claude_mem.pipeline.local.decisions import RULE_CHARS, decision
 from claude_mem.pipeline.providers.base import ObservationDraft, Turn
 from claude_mem.subjects import SUBJECT_PREFIX
 
@@ -82,14 +82,14 @@ def test_a_chat_only_turn_and_an_unanswered_one_still_hold_the_rule() -> None:
 
 
 def test_the_narrative_holds_both_sides_and_is_bounded() -> None:
-    reply = "Got it: `write_rows` keeps the header even for an empty export. " + "More. " * 400
+    reply = "Got it. " + "More. " * 400
     prompt = "keep the header row even when empty, " + "and for the bank's import too, " * 50
     draft = _found(prompt, reply)
     user, agent = draft.narrative.split("\nThe agent: ")
     assert user.startswith("The user: keep the header row even when empty")
-    assert agent.startswith("Got it: `write_rows` keeps the header")
+    assert agent.startswith("Got it. More.")
     assert len(draft.narrative) < 700
-    assert len(draft.title) <= TITLE_CHARS
+    assert len(draft.title) <= RULE_CHARS
     assert draft.title.endswith("…")
     assert " " not in draft.title[-3:-1]  # cut at a word
 

@@ -1,0 +1,253 @@
+"""Who said what about a rule in one turn: the user's sentences that set or correct one, whether
+the agent accepts it, and the words it was last agreed in (deterministic, no model).
+
+A rule is said in the imperative or normative mood: "keep …", "don't …", "we'll use X instead
+of Y", "X must …", "from now on …", or a correction ("no — timeouts are retried twice").
+Questions, hesitations ("this feels like …", "maybe …"), options floated ("or we could …") and
+reports of a problem to work on state none. The agent accepts a rule when its reply
+acknowledges it ("Got it: …"), restates it (a sentence that says most of the same words), or
+acts on a rule said as an instruction; it does not when it pushes back or answers with a
+question. The agreed words are the agent's restatement where it gives one, else the user's.
+
+The agent may also settle a discussion itself ("Settled: <function> keys on <A> …") after the
+user chose or accepted: that statement is the rule when it speaks of what was discussed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from claude_mem.pipeline.local.text import word_pattern
+from claude_mem.pipeline.local.words import sentences
+from claude_mem.subjects import content_words, overlap
+
+INSTRUCTS, STATES, DESCRIBES = "instructs", "states", "describes"  # a rule's mood
+SIMILAR_SHARED, SIMILAR_OVERLAP = 2, 0.5  # content words a restatement shares with the rule
+MIN_WORDS = 3  # a shorter sentence ("keep it.") names no rule
+
+_FLAGS = re.IGNORECASE
+# Said anywhere in a sentence, these make it a rule, even inside a request for work.
+_STRONG = word_pattern(
+    r"from now on|going forward|from here on|henceforth|in (?:the )?future"
+    r"|as a rule|the rule is|by convention|our convention|new rule|rule for"
+)
+# "always" and "never" state a rule ("timeouts are retried twice, never more") unless the
+# prompt reports a problem to work on ("the job never runs — why?"): then only where the
+# sentence asks for something.
+_ALWAYS = word_pattern(r"always|never|only ever")
+_WORK_REQUEST = word_pattern(
+    r"why|fix|find out|look into|investigate|debug|figure out|can you|could you"
+    r"|what'?s wrong|broken|fails?|bug"
+)
+# Comparisons make a rule only where the sentence asks for something ("use X instead of Y"):
+# a report of what happened ("it charged 1.72 instead of 1.73") states none.
+_COMPARES = word_pattern(r"instead of|rather than|no more than|at most|at least")
+_ASKS = word_pattern(
+    r"should|must|use|keep|prefer|want|needs? to|has to|have to|let'?s|we'?ll|we will"
+    r"|make (?:it|them|sure)|go with|stick (?:with|to)|switch to"
+)
+# The normative mood: how something must be. In a report of a problem it says what was
+# expected ("it should return 1.73"), a rule only when it also quantifies.
+_NORMATIVE = word_pattern(r"must|should|shall|has to|have to|needs? to|ought to")
+_EXPECTED = re.compile(r"\b(?:should|must)\b.*\bbut\b", _FLAGS)  # "should be X but is Y"
+_QUANTIFIES = word_pattern(r"always|never|only|every|each|any|all|not|no")
+# Said first, these make the sentence a rule: "keep …", "we'll use …", "don't …".
+_OPENING_RULE = re.compile(
+    r"^(?:please\s+)?(?:keep|leave|prefer|avoid|stick (?:with|to)|don'?t|do not|never"
+    r"|(?:we|you)(?:'ll| will| should| must|'d better) (?:use|go with|switch to|stick (?:with|to)"
+    r"|keep|not|avoid|prefer)|let'?s (?:use|go with|switch to|stick (?:with|to)|keep)"
+    r"|use \S+(?: \S+)?,? not\b)",
+    _FLAGS,
+)
+_NOT_A_RULE = re.compile(
+    r"^(?:please\s+)?(?:keep (?:going|trying|it up|at it|looking|working)"
+    r"|don'?t (?:worry|mind|bother)|never mind)",
+    _FLAGS,
+)
+# A correction: "no —", "actually,", "not quite:" followed by how things are.
+_CORRECTION = re.compile(r"^(?:no+|nope|not quite|actually|wrong|wait)\b[\s,.:;!—–-]*", _FLAGS)
+_STATES = re.compile(
+    r"\b(?:is|are|should|must|needs? to|has to|have to|goes|belongs?)\b.*\b(?:once|twice|only"
+    r"|every|each|all|exactly|\d+)\b",
+    _FLAGS,
+)
+# Not a rule however it is put: a question, a hesitation, an option floated.
+_ASKED = re.compile(
+    r"^(?:so|and|but|then)?[\s,]*(?:should|shall|can|could|would|will|does|did|is|are|was|were"
+    r"|what|why|how|which|who|whether|do(?! not\b|n'?t\b))\b",
+    _FLAGS,
+)
+_TENTATIVE = word_pattern(
+    r"maybe|perhaps|possibly|probably|might|could|would|i think|i guess|i suppose|i wonder"
+    r"|wondering|not sure|unsure|feels?|seems?|looks like|what if|how about|alternatively"
+    r"|one option|another option|an option|compared to|impl(?:y|ies)|hmm+|for now"
+)
+_OPTION = re.compile(r"^(?:or|alternatively|otherwise)\b", _FLAGS)
+# The agent's reply: an acknowledgement first, or a pushback, or a settlement it states.
+_ACK = re.compile(
+    r"^\W*(?:got it|understood|agreed|noted|sure|ok(?:ay)?|right|yes|yep|will do|done"
+    r"|rule taken|taken|settled|decided|makes sense|good (?:call|point)|fair(?: enough)?"
+    r"|of course|absolutely|sounds good|perfect|changed|switched|reverted|confirmed)\b"
+    r"[\s,.:;!—–-]*",
+    _FLAGS,
+)
+_SETTLES = re.compile(
+    r"^\W*(?:settled|agreed|decided|rule taken|(?:so )?(?:the |new |final )?rule(?: is)?)"
+    r"\s*[:—–-]\s*",
+    _FLAGS,
+)
+_PUSHBACK = re.compile(
+    r"^\W*(?:i (?:don'?t|do not) think|are you sure|i (?:can'?t|cannot|won'?t)|i disagree"
+    r"|that (?:would|will|could) (?:break|cause|lose)|i'?d (?:advise|recommend) against"
+    r"|but\b|however\b|hmm|not sure|careful|i'?d rather)",
+    _FLAGS,
+)
+# The agent's own doing ("I'll set …", "Let me …"): it acts on a rule, it does not state it.
+_OWN_DOING = re.compile(r"^(?:i|i'll|i've|i'm|i'd|let me|now i)\b", _FLAGS)
+
+
+def prompt_reports(prompt: str) -> bool:
+    """The prompt asks for work on a problem ("why…", "fix…"): its always/never report it."""
+    return bool(_WORK_REQUEST.search(prompt))
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A sentence of the user's that sets a rule, in the user's words, and its mood."""
+
+    text: str
+    mood: str  # INSTRUCTS, STATES or DESCRIBES
+
+
+def user_rules(prompt: str, *, reports: bool) -> list[Rule]:
+    """The prompt's sentences that set or correct a rule, each in the user's words (a
+    correction's opener dropped). `reports`: see `prompt_reports`."""
+    return [rule for sentence in sentences(prompt) if (rule := _rule(sentence, reports))]
+
+
+def _rule(sentence: str, reports: bool) -> Rule | None:
+    if (
+        sentence.endswith("?")
+        or _ASKED.match(sentence)
+        or _OPTION.match(sentence)
+        or _TENTATIVE.search(sentence)
+    ):
+        return None
+    body = sentence
+    corrected = _CORRECTION.match(sentence)
+    if corrected and corrected.end() < len(sentence):
+        body = sentence[corrected.end() :]
+    if len(body.split()) < MIN_WORDS:
+        return None
+    asks = bool(_ASKS.search(body))
+    if _STRONG.search(body) or (_OPENING_RULE.match(body) and not _NOT_A_RULE.match(body)):
+        mood = INSTRUCTS
+    elif (
+        bool(_ALWAYS.search(body) and asks)
+        or bool(_COMPARES.search(body) and asks)
+        or bool(corrected and _STATES.search(body))
+        or bool(
+            _NORMATIVE.search(body)
+            and not _EXPECTED.search(body)
+            and (not reports or _QUANTIFIES.search(body))
+        )
+    ):
+        mood = STATES
+    elif _ALWAYS.search(body) and not reports:
+        mood = DESCRIBES
+    else:
+        return None
+    return Rule(body[:1].upper() + body[1:], mood)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A sentence of the agent's reply that is not a question, an acknowledgement dropped."""
+
+    text: str
+    own: bool  # the agent's own doing ("I'll set …"), not how things are
+    answers: bool  # it follows the acknowledgement that opens the reply ("Understood: …")
+
+
+def _statements(reply: str) -> list[Statement]:
+    found = []
+    for number, sentence in enumerate(sentences(reply)):
+        if sentence.endswith("?"):
+            continue
+        lead = _ACK.match(sentence)
+        text = sentence[lead.end() :] if lead else sentence
+        if len(text.split()) >= MIN_WORDS:
+            own = bool(_OWN_DOING.match(text))
+            found.append(Statement(_capital(text), own, bool(lead) and number == 0))
+    return found
+
+
+def _capital(text: str) -> str:
+    first = text.split(" ", 1)[0]
+    return text[:1].upper() + text[1:] if first.isalpha() and first.islower() else text
+
+
+def _similar(a: str, b: str, shared_words: int = SIMILAR_SHARED) -> bool:
+    """`b` says most of what `a` does: with `SIMILAR_SHARED` words, a restatement; with one,
+    an answer that takes the rule up in other words ("Two retries, then it fails")."""
+    words_a, words_b = set(content_words(a)), set(content_words(b))
+    shared = len(words_a & words_b)
+    return shared >= shared_words and overlap(words_a, words_b) >= SIMILAR_OVERLAP
+
+
+def accepted(reply: str, rules: list[Rule], *, acted: bool) -> list[Rule]:
+    """The user's `rules` the agent takes: all when its reply acknowledges them first; else
+    those it restates or takes up in other words, and those said as an instruction when it
+    `acted` (changed something). A rule said as how things are ("exports never write a
+    header") may be a report, so only an acknowledgement takes it. A reply not known yet (the
+    turn compressed before it ended) takes them all; a pushback or a question back none."""
+    said = sentences(reply)
+    if not said:
+        return rules
+    if _PUSHBACK.match(said[0]) or (said[0].endswith("?") and not _ACK.match(said[0])):
+        return []
+    if _ACK.match(said[0]):
+        return rules
+    statements = [statement.text for statement in _statements(reply)]
+    return [
+        rule
+        for rule in rules
+        if (acted and rule.mood == INSTRUCTS)
+        or (rule.mood != DESCRIBES and any(_similar(rule.text, text, 1) for text in statements))
+    ]
+
+
+def agreed(reply: str, rules: list[Rule]) -> list[str]:
+    """The rules as last agreed: each in the agent's restatement when its reply has one (its
+    own doing left out), else in the user's words; each sentence once. What follows the
+    reply's opening acknowledgement restates a rule it shares a word with; a later sentence
+    one it says most of."""
+    statements = [statement for statement in _statements(reply) if not statement.own]
+    found = []
+    for rule in rules:
+        restated = [
+            statement.text
+            for statement in statements
+            if (statement.answers and _shares(rule.text, statement.text, 1))
+            or _similar(rule.text, statement.text)
+        ]
+        found.extend(restated or [rule.text])
+    return list(dict.fromkeys(found))
+
+
+def settlement(reply: str, discussion: str) -> str:
+    """The rule the agent states as settled ("Settled: …", "Agreed: …") about what the
+    `discussion` (the session's prompts) spoke of, or ''."""
+    for sentence in sentences(reply):
+        lead = _SETTLES.match(sentence)
+        if not lead or sentence.endswith("?"):
+            continue
+        text = sentence[lead.end() :]
+        if len(text.split()) >= MIN_WORDS and _shares(discussion, text):
+            return _capital(text)
+    return ""
+
+
+def _shares(a: str, b: str, words: int = SIMILAR_SHARED) -> bool:
+    return len(set(content_words(a)) & set(content_words(b))) >= words
