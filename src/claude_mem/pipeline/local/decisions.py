@@ -57,14 +57,14 @@ def decision(
     reports = worked or prompt_reports(prompt)
     rules = user_rules(prompt, reports=reports)
     earlier = "\n".join(text[:SCAN_CHARS] for text in discussion)
-    taken = accepted(reply, rules, acted=worked) if rules else []
-    if rules and not taken:
+    if rules:
+        taken = accepted(reply, rules, acted=worked)
+        rule = " ".join(agreed(reply, taken, prompt)) if taken else ""
+    elif not (prompt.endswith("?") or reports):
+        # The user chose or accepted, and the agent states what was settled.
+        rule = settlement(reply, f"{earlier}\n{prompt}")
+    else:
         return None
-    # The agent's settlement is the last word: on the user's rule, or on what the user chose
-    # (not on a question or a problem the user brought).
-    chose = taken or not (prompt.endswith("?") or reports)
-    settled = settlement(reply, f"{earlier}\n{prompt}") if chose else ""
-    rule = settled or " ".join(agreed(reply, taken))
     if not rule:
         return None
     files, symbols = named(f"{prompt}\n{reply}")

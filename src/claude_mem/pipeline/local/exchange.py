@@ -7,7 +7,8 @@ Questions, hesitations ("this feels like …", "maybe …"), options floated ("o
 reports of a problem to work on state none. The agent accepts a rule when its reply
 acknowledges it ("Got it: …"), restates it (a sentence that says most of the same words), or
 acts on a rule said as an instruction; it does not when it pushes back or answers with a
-question. The agreed words are the agent's restatement where it gives one, else the user's.
+question. The agreed words are the agent's restatement where it gives one (with its sentences
+that restate what the user said goes with the rule), else the user's.
 
 The agent may also settle a discussion itself ("Settled: <function> keys on <A> …") after the
 user chose or accepted: that statement is the rule when it speaks of what was discussed.
@@ -127,12 +128,7 @@ def user_rules(prompt: str, *, reports: bool) -> list[Rule]:
 
 
 def _rule(sentence: str, reports: bool) -> Rule | None:
-    if (
-        sentence.endswith("?")
-        or _ASKED.match(sentence)
-        or _OPTION.match(sentence)
-        or _TENTATIVE.search(sentence)
-    ):
+    if sentence.endswith("?") or _hedged(sentence):
         return None
     body = sentence
     corrected = _CORRECTION.match(sentence)
@@ -168,6 +164,11 @@ class Statement:
     text: str
     own: bool  # the agent's own doing ("I'll set …"), not how things are
     answers: bool  # it follows the acknowledgement that opens the reply ("Understood: …")
+
+
+def _hedged(sentence: str) -> bool:
+    """A question put without its mark, an option floated, a hesitation."""
+    return bool(_ASKED.match(sentence) or _OPTION.match(sentence) or _TENTATIVE.search(sentence))
 
 
 def _statements(reply: str) -> list[Statement]:
@@ -218,22 +219,27 @@ def accepted(reply: str, rules: list[Rule], *, acted: bool) -> list[Rule]:
     ]
 
 
-def agreed(reply: str, rules: list[Rule]) -> list[str]:
-    """The rules as last agreed: each in the agent's restatement when its reply has one (its
-    own doing left out), else in the user's words; each sentence once. What follows the
-    reply's opening acknowledgement restates a rule it shares a word with; a later sentence
-    one it says most of."""
+def agreed(reply: str, rules: list[Rule], prompt: str = "") -> list[str]:
+    """The rules as last agreed: the agent's sentences that restate them (its own doing left
+    out), in the reply's order, then the user's words for a rule it did not restate. What
+    follows the reply's opening acknowledgement restates a rule it shares a word with; a
+    later sentence one it says most of, or most of another plain sentence of the `prompt`
+    that goes with the rule ("Never delete an invoice. Void it instead: …")."""
     statements = [statement for statement in _statements(reply) if not statement.own]
-    found = []
-    for rule in rules:
-        restated = [
-            statement.text
-            for statement in statements
-            if (statement.answers and _shares(rule.text, statement.text, 1))
-            or _similar(rule.text, statement.text)
+    told = [s for s in sentences(prompt) if not s.endswith("?") and not _hedged(s)]
+
+    def restates(statement: Statement, text: str) -> bool:
+        return (statement.answers and _shares(text, statement.text, 1)) or _similar(
+            text, statement.text
+        )
+
+    restating = [s for s in statements if any(restates(s, rule.text) for rule in rules)]
+    if restating:
+        restating = [
+            s for s in statements if s in restating or any(_similar(t, s.text) for t in told)
         ]
-        found.extend(restated or [rule.text])
-    return list(dict.fromkeys(found))
+    unsaid = [r.text for r in rules if not any(restates(s, r.text) for s in restating)]
+    return list(dict.fromkeys([*(s.text for s in restating), *unsaid]))
 
 
 def settlement(reply: str, discussion: str) -> str:
