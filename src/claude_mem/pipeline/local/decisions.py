@@ -57,9 +57,9 @@ def decision(
     reports = worked or prompt_reports(prompt)
     rules = user_rules(prompt, reports=reports)
     earlier = "\n".join(text[:SCAN_CHARS] for text in discussion)
-    if rules:
-        taken = accepted(reply, rules, acted=worked)
-        rule = " ".join(agreed(reply, taken, prompt)) if taken else ""
+    taken = accepted(reply, rules, acted=worked) if rules else []
+    if taken:
+        rule = " ".join(agreed(reply, taken, prompt))
     elif not (prompt.endswith("?") or reports):
         # The user chose or accepted, and the agent states what was settled.
         rule = settlement(reply, f"{earlier}\n{prompt}")

@@ -23,7 +23,11 @@ from claude_mem.pipeline.local.text import word_pattern
 from claude_mem.pipeline.local.words import sentences
 from claude_mem.subjects import content_words, overlap
 
-INSTRUCTS, STATES, DESCRIBES = "instructs", "states", "describes"  # a rule's mood
+# A rule's mood. Said as an instruction or a norm, it is a rule when the agent takes it up at
+# all; said as how things are, or as a bare imperative that may be a task, only when the agent
+# acknowledges it and says it back as how things are.
+INSTRUCTS, STATES, DESCRIBES, REQUESTS = "instructs", "states", "describes", "requests"
+PLAIN = "plain"  # a plain statement: a rule only when the agent acknowledges and restates it
 SIMILAR_SHARED, SIMILAR_OVERLAP = 2, 0.5  # content words a restatement shares with the rule
 MIN_WORDS = 3  # a shorter sentence ("keep it.") names no rule
 
@@ -67,7 +71,39 @@ _NOT_A_RULE = re.compile(
     _FLAGS,
 )
 # A correction: "no —", "actually,", "not quite:" followed by how things are.
-_CORRECTION = re.compile(r"^(?:no+|nope|not quite|actually|wrong|wait)\b[\s,.:;!—–-]*", _FLAGS)
+_CORRECTION = re.compile(
+    r"^(?:no+|nope|not quite|actually|wrong|wait|scratch that|change of plan|on second thought"
+    r"|correction)\b[\s,.:;!—–-]*",
+    _FLAGS,
+)
+# A sentence that opens with a verb is in the imperative: the words that cannot open one, and
+# the second words that make the first its subject ("Retries are …").
+_NOT_VERB_TEXT = """the a an this that these those my our your his her its their some any all
+    each every no i we you he she it they me us them in on at for with from to by of after before
+    when whenever if unless once since as while because so but and or then also just now here
+    there please thanks thank hi hello hey ok okay yes yeah yep sure great nice cool good fine
+    what why how which who where whether is are was were be been do does did can could should
+    would will shall may might must has have had not never always let lets"""
+_NOT_VERBS = frozenset(_NOT_VERB_TEXT.split())
+_SUBJECT_OF_TEXT = (
+    "is are was were has have had will would can could should must may might does did do"
+)
+_SUBJECT_OF = frozenset(_SUBJECT_OF_TEXT.split())
+# Imperatives that ask for a piece of work, not for how things are to be.
+_TASK = word_pattern(
+    r"add|make|write|create|implement|fix|refactor|rename|move|run|check|list|show|explain|look"
+    r"|find|investigate|debug|commit|push|update|remove|test|review|open|read|tell|give|try"
+    r"|install|build|deploy|print|describe|summari[sz]e|go|continue|do|help|start|stop|see"
+)
+# A statement that reports a problem, or the user's own story, states no rule however it
+# is acknowledged.
+_PROBLEM = word_pattern(
+    r"crash\w*|errors?|fail\w*|broke\w*|wrong|bugs?|regress\w*|exceptions?|traceback|issue"
+    r"|problem|slow|stuck|missing|doesn'?t work|isn'?t working|stopped"
+)
+_NARRATES = re.compile(r"^(?:i|i'm|i've|my|me|thanks|thank you)\b", _FLAGS)
+_CLAUSE = re.compile(r"\s*[:—–]\s*|\s+-\s+")
+_WANTS = re.compile(r"^(?:i|we)(?:'d)? (?:want|need|prefer|like|rather)\b", _FLAGS)
 _STATES = re.compile(
     r"\b(?:is|are|should|must|needs? to|has to|have to|goes|belongs?)\b.*\b(?:once|twice|only"
     r"|every|each|all|exactly|\d+)\b",
@@ -85,13 +121,16 @@ _TENTATIVE = word_pattern(
     r"|one option|another option|an option|compared to|impl(?:y|ies)|hmm+|for now"
 )
 _OPTION = re.compile(r"^(?:or|alternatively|otherwise)\b", _FLAGS)
-# The agent's reply: an acknowledgement first, or a pushback, or a settlement it states.
+# The agent's reply: an acknowledgement first (taking a rule, or reporting work done), or a
+# pushback, or a settlement it states.
+_TAKING = (
+    r"got it|understood|agreed|noted|sure|ok(?:ay)?|right|yes|yep|will do|rule taken|taken"
+    r"|settled|decided|makes sense|good (?:call|point)|fair(?: enough)?|of course|absolutely"
+    r"|sounds good|perfect|confirmed"
+)
+_TAKES = re.compile(rf"^\W*(?:{_TAKING})\b", _FLAGS)
 _ACK = re.compile(
-    r"^\W*(?:got it|understood|agreed|noted|sure|ok(?:ay)?|right|yes|yep|will do|done"
-    r"|rule taken|taken|settled|decided|makes sense|good (?:call|point)|fair(?: enough)?"
-    r"|of course|absolutely|sounds good|perfect|changed|switched|reverted|confirmed)\b"
-    r"[\s,.:;!—–-]*",
-    _FLAGS,
+    rf"^\W*(?:{_TAKING}|done|changed|switched|reverted|fixed|updated)\b[\s,.:;!—–-]*", _FLAGS
 )
 _SETTLES = re.compile(
     r"^\W*(?:settled|agreed|decided|rule taken|(?:so )?(?:the |new |final )?rule(?: is)?)"
@@ -104,8 +143,12 @@ _PUSHBACK = re.compile(
     r"|but\b|however\b|hmm|not sure|careful|i'?d rather)",
     _FLAGS,
 )
-# The agent's own doing ("I'll set …", "Let me …"): it acts on a rule, it does not state it.
-_OWN_DOING = re.compile(r"^(?:i|i'll|i've|i'm|i'd|let me|now i)\b", _FLAGS)
+# The agent's own doing ("I'll set …", "Added …", "Here are …"): it acts on a rule or reports
+# work, it does not state how things are.
+_OWN_DOING = re.compile(
+    r"^(?:i|i'll|i've|i'm|i'd|let me|now i|here|done|wrote|made|ran|built|took|split)\b", _FLAGS
+)
+_PAST = re.compile(r"^\w+ed\b", _FLAGS)  # "Added …", unless a participle: "Published … are"
 
 
 def prompt_reports(prompt: str) -> bool:
@@ -118,7 +161,7 @@ class Rule:
     """A sentence of the user's that sets a rule, in the user's words, and its mood."""
 
     text: str
-    mood: str  # INSTRUCTS, STATES or DESCRIBES
+    mood: str  # INSTRUCTS, STATES, DESCRIBES, REQUESTS or PLAIN
 
 
 def user_rules(prompt: str, *, reports: bool) -> list[Rule]:
@@ -150,11 +193,34 @@ def _rule(sentence: str, reports: bool) -> Rule | None:
         )
     ):
         mood = STATES
-    elif _ALWAYS.search(body) and not reports:
+    elif _ALWAYS.search(body) and not reports and not _PROBLEM.search(body):
         mood = DESCRIBES
+    elif any(_WANTS.match(part) or _imperative(part) for part in _clauses(body)) and not (
+        prompt_reports(body)
+    ):
+        mood = REQUESTS
+    elif not reports and not _PROBLEM.search(body) and not _NARRATES.match(body):
+        mood = PLAIN
     else:
         return None
     return Rule(body[:1].upper() + body[1:], mood)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """The sentence, and what follows its first colon or dash ("Page size: cap it at 250")."""
+    parts = _CLAUSE.split(sentence, maxsplit=1)
+    return [sentence, parts[1]] if len(parts) == 2 and parts[1] else [sentence]
+
+
+def _imperative(sentence: str) -> bool:
+    """The sentence opens with a verb that does not ask for a piece of work ("Round the total
+    once", not "Add a test")."""
+    words = re.findall(r"[\w']+", sentence.lower())
+    if len(words) < 2 or not words[0].isalpha() or words[0] in _NOT_VERBS:
+        return False
+    if words[1] in _SUBJECT_OF or re.search(r"(?:[^s]s|ed|ing)$", words[0]):
+        return False
+    return not _TASK.fullmatch(words[0])
 
 
 @dataclass(frozen=True)
@@ -179,9 +245,16 @@ def _statements(reply: str) -> list[Statement]:
         lead = _ACK.match(sentence)
         text = sentence[lead.end() :] if lead else sentence
         if len(text.split()) >= MIN_WORDS:
-            own = bool(_OWN_DOING.match(text))
+            own = bool(_OWN_DOING.match(text)) or _reports_work(text)
             found.append(Statement(_capital(text), own, bool(lead) and number == 0))
     return found
+
+
+def _reports_work(text: str) -> bool:
+    """`text` opens with a verb in the past ("Added retries to …"), not with a participle
+    that describes its subject ("Published articles are …")."""
+    head = re.findall(r"[\w']+", text.lower())[:4]
+    return bool(_PAST.match(text)) and not any(word in _SUBJECT_OF for word in head)
 
 
 def _capital(text: str) -> str:
@@ -208,15 +281,25 @@ def accepted(reply: str, rules: list[Rule], *, acted: bool) -> list[Rule]:
         return rules
     if _PUSHBACK.match(said[0]) or (said[0].endswith("?") and not _ACK.match(said[0])):
         return []
-    if _ACK.match(said[0]):
-        return rules
-    statements = [statement.text for statement in _statements(reply)]
-    return [
-        rule
-        for rule in rules
-        if (acted and rule.mood == INSTRUCTS)
-        or (rule.mood != DESCRIBES and any(_similar(rule.text, text, 1) for text in statements))
-    ]
+    statements = _statements(reply)
+    answer = statements[0] if statements and statements[0].answers else None
+
+    def takes(rule: Rule) -> bool:
+        if rule.mood == PLAIN:  # acknowledged, and said back in most of its words
+            return bool(_TAKES.match(said[0] if answer else "")) and (
+                answer is not None and not answer.own and _similar(rule.text, answer.text)
+            )
+        if rule.mood in (DESCRIBES, REQUESTS):  # acknowledged, and said back as how things are
+            return bool(_TAKES.match(said[0])) and (
+                answer is None or (not answer.own and _shares(rule.text, answer.text, 1))
+            )
+        return (
+            bool(_ACK.match(said[0]))
+            or (acted and rule.mood == INSTRUCTS)
+            or any(_similar(rule.text, statement.text, 1) for statement in statements)
+        )
+
+    return [rule for rule in rules if takes(rule)]
 
 
 def agreed(reply: str, rules: list[Rule], prompt: str = "") -> list[str]:
