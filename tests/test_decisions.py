@@ -113,3 +113,21 @@ def test_a_rule_naming_nothing_is_keyed_by_its_topic_whatever_the_phrasing() -> 
     keys = [c for c in first.concepts if c.startswith(SUBJECT_PREFIX)]
     assert keys == [c for c in later.concepts if c.startswith(SUBJECT_PREFIX)]
     assert len(keys) == 1
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reply"),
+    [
+        ("Round the invoice total once, after summing the lines.",
+         "Understood: The total is rounded once, after the lines are summed."),
+        ("The staging database listens on port 5433.",
+         "Noted: The staging database listens on port 5433."),
+    ],
+)  # fmt: skip
+def test_a_bare_imperative_or_a_statement_needs_the_agent_to_say_it_back(
+    prompt: str, reply: str
+) -> None:
+    assert decision(Turn(prompt_number=1, prompt=prompt, closed=False)) is None  # no reply yet
+    assert _decide(prompt, "Here is the diff.") is None  # not taken up
+    assert _decide(prompt, "Done.") is None  # work reported, not a rule taken
+    assert _found(prompt, reply).title == reply.split(": ", 1)[1]

@@ -102,6 +102,7 @@ _PROBLEM = word_pattern(
     r"|problem|slow|stuck|missing|doesn'?t work|isn'?t working|stopped"
 )
 _NARRATES = re.compile(r"^(?:i|i'm|i've|my|me|thanks|thank you)\b", _FLAGS)
+_HAPPENED = word_pattern(r"was|were|did|had|yesterday|last (?:night|week|time)|ago|this morning")
 _CLAUSE = re.compile(r"\s*[:—–]\s*|\s+-\s+")
 _WANTS = re.compile(r"^(?:i|we)(?:'d)? (?:want|need|prefer|like|rather)\b", _FLAGS)
 _STATES = re.compile(
@@ -199,7 +200,7 @@ def _rule(sentence: str, reports: bool) -> Rule | None:
         prompt_reports(body)
     ):
         mood = REQUESTS
-    elif not reports and not _PROBLEM.search(body) and not _NARRATES.match(body):
+    elif not (reports or _PROBLEM.search(body) or _NARRATES.match(body) or _HAPPENED.search(body)):
         mood = PLAIN
     else:
         return None
@@ -274,11 +275,12 @@ def accepted(reply: str, rules: list[Rule], *, acted: bool) -> list[Rule]:
     """The user's `rules` the agent takes: all when its reply acknowledges them first; else
     those it restates or takes up in other words, and those said as an instruction when it
     `acted` (changed something). A rule said as how things are ("exports never write a
-    header") may be a report, so only an acknowledgement takes it. A reply not known yet (the
-    turn compressed before it ended) takes them all; a pushback or a question back none."""
+    header") may be a report, and a bare imperative a task, so only an acknowledgement that says
+    it back takes them. A reply not known yet (the turn compressed before it ended) takes the
+    rules said as an instruction or a norm; a pushback or a question back none."""
     said = sentences(reply)
     if not said:
-        return rules
+        return [rule for rule in rules if rule.mood in (INSTRUCTS, STATES)]
     if _PUSHBACK.match(said[0]) or (said[0].endswith("?") and not _ACK.match(said[0])):
         return []
     statements = _statements(reply)
