@@ -1,17 +1,21 @@
 """Who said what about a rule in one turn: the user's sentences that set or correct one, whether
 the agent accepts it, and the words it was last agreed in (deterministic, no model).
 
-A rule is said in the imperative or normative mood: "keep …", "don't …", "we'll use X instead
-of Y", "X must …", "from now on …", or a correction ("no — timeouts are retried twice").
-Questions, hesitations ("this feels like …", "maybe …"), options floated ("or we could …") and
-reports of a problem to work on state none. The agent accepts a rule when its reply
-acknowledges it ("Got it: …"), restates it (a sentence that says most of the same words), or
-acts on a rule said as an instruction; it does not when it pushes back or answers with a
-question. The agreed words are the agent's restatement where it gives one (with its sentences
-that restate what the user said goes with the rule), else the user's.
+The user's sentences are read by their mood. An instruction ("keep …", "don't …", "from now
+on …") or a norm ("X must …", "we'll use X instead of Y", a correction: "no — timeouts are
+retried twice") is a rule the agent takes when it acknowledges it, takes it up in other words,
+or acts on it. A statement of how things are ("timed-out jobs get three attempts"), a
+preference ("I want …") or a bare imperative that may ask for a piece of work ("Round the
+total once") is one only when the agent acknowledges it and says it back as how things are
+("Understood: the total is rounded once …"), not as its own doing ("Moved the helpers …").
+Questions, hesitations ("this feels like …"), options floated ("or we could …"), the user's
+story and reports of a problem state none; a pushback or a question back takes nothing.
 
-The agent may also settle a discussion itself ("Settled: <function> keys on <A> …") after the
-user chose or accepted: that statement is the rule when it speaks of what was discussed.
+The agreed words are the agent's restatement where it gives one (with its sentences that
+restate what the user said goes with the rule), else the user's. The agent may also settle a
+discussion itself ("Settled: <function> keys on <A> …") after the user chose or accepted: that
+statement is the rule when it speaks of what was discussed. Word lists only name the cues
+(acknowledgements, hedges, openers); the decision rests on who said what and what was said back.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ _EXPECTED = re.compile(r"\b(?:should|must)\b.*\bbut\b", _FLAGS)  # "should be X 
 _QUANTIFIES = word_pattern(r"always|never|only|every|each|any|all|not|no")
 # Said first, these make the sentence a rule: "keep …", "we'll use …", "don't …".
 _OPENING_RULE = re.compile(
-    r"^(?:please\s+)?(?:keep|leave|prefer|avoid|stick (?:with|to)|don'?t|do not|never"
+    r"^(?:please\s+)?(?:keep|leave|prefer|avoid|stick (?:with|to)|don'?t|do not|never|always"
     r"|(?:we|you)(?:'ll| will| should| must|'d better) (?:use|go with|switch to|stick (?:with|to)"
     r"|keep|not|avoid|prefer)|let'?s (?:use|go with|switch to|stick (?:with|to)|keep)"
     r"|use \S+(?: \S+)?,? not\b)",
@@ -94,6 +98,8 @@ _TASK = word_pattern(
     r"add|make|write|create|implement|fix|refactor|rename|move|run|check|list|show|explain|look"
     r"|find|investigate|debug|commit|push|update|remove|test|review|open|read|tell|give|try"
     r"|install|build|deploy|print|describe|summari[sz]e|go|continue|do|help|start|stop|see"
+    r"|bump|upgrade|downgrade|release|publish|clean|format|lint|revert|undo|generate|download"
+    r"|upload|copy|delete"
 )
 # A statement that reports a problem, or the user's own story, states no rule however it
 # is acknowledged.
@@ -125,13 +131,15 @@ _OPTION = re.compile(r"^(?:or|alternatively|otherwise)\b", _FLAGS)
 # The agent's reply: an acknowledgement first (taking a rule, or reporting work done), or a
 # pushback, or a settlement it states.
 _TAKING = (
-    r"got it|understood|agreed|noted|sure|ok(?:ay)?|right|yes|yep|will do|rule taken|taken"
-    r"|settled|decided|makes sense|good (?:call|point)|fair(?: enough)?|of course|absolutely"
-    r"|sounds good|perfect|confirmed"
+    r"got it|understood|agreed|noted|will do|rule taken|taken|settled|decided|makes sense"
+    r"|good (?:call|point)|fair(?: enough)?|confirmed|right"
 )
+_ASSENT = r"sure|ok(?:ay)?|yes|yep|of course|absolutely|sounds good|perfect"  # to a task too
 _TAKES = re.compile(rf"^\W*(?:{_TAKING})\b", _FLAGS)
+_AGREES = re.compile(rf"^\W*(?:{_TAKING}|{_ASSENT})\b", _FLAGS)
 _ACK = re.compile(
-    rf"^\W*(?:{_TAKING}|done|changed|switched|reverted|fixed|updated)\b[\s,.:;!—–-]*", _FLAGS
+    rf"^\W*(?:{_TAKING}|{_ASSENT}|done|changed|switched|reverted|fixed|updated)\b[\s,.:;!—–-]*",
+    _FLAGS,
 )
 _SETTLES = re.compile(
     r"^\W*(?:settled|agreed|decided|rule taken|(?:so )?(?:the |new |final )?rule(?: is)?)"
@@ -287,19 +295,19 @@ def accepted(reply: str, rules: list[Rule], *, acted: bool) -> list[Rule]:
     answer = statements[0] if statements and statements[0].answers else None
 
     def takes(rule: Rule) -> bool:
-        if rule.mood == PLAIN:  # acknowledged, and said back in most of its words
-            return bool(_TAKES.match(said[0] if answer else "")) and (
-                answer is not None and not answer.own and _similar(rule.text, answer.text)
+        if rule.mood in (INSTRUCTS, STATES):
+            return (
+                bool(_ACK.match(said[0]))
+                or (acted and rule.mood == INSTRUCTS)
+                or any(_similar(rule.text, statement.text, 1) for statement in statements)
             )
-        if rule.mood in (DESCRIBES, REQUESTS):  # acknowledged, and said back as how things are
-            return bool(_TAKES.match(said[0])) and (
-                answer is None or (not answer.own and _shares(rule.text, answer.text, 1))
-            )
-        return (
-            bool(_ACK.match(said[0]))
-            or (acted and rule.mood == INSTRUCTS)
-            or any(_similar(rule.text, statement.text, 1) for statement in statements)
-        )
+        # Said as how things are, or as a bare imperative: acknowledged, and said back as how
+        # things are (an assent that could answer a task, in most of its words).
+        if answer is None or answer.own:
+            return rule.mood != PLAIN and answer is None and bool(_TAKES.match(said[0]))
+        if _TAKES.match(said[0]) and rule.mood != PLAIN:
+            return _shares(rule.text, answer.text, 1)
+        return bool(_AGREES.match(said[0])) and _similar(rule.text, answer.text)
 
     return [rule for rule in rules if takes(rule)]
 
