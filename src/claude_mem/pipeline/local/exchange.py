@@ -125,7 +125,8 @@ _ASKED = re.compile(
 _TENTATIVE = word_pattern(
     r"maybe|perhaps|possibly|probably|might|could|would|i think|i guess|i suppose|i wonder"
     r"|wondering|not sure|unsure|feels?|seems?|looks like|what if|how about|alternatively"
-    r"|one option|another option|an option|compared to|impl(?:y|ies)|hmm+|for now"
+    r"|(?:one|another|an|the other) (?:option|approach|alternative|idea)|we can|you can"
+    r"|suggest\w*|propos\w*|compared to|impl(?:y|ies)|hmm+|for now"
 )
 _OPTION = re.compile(r"^(?:or|alternatively|otherwise)\b", _FLAGS)
 # The agent's reply: an acknowledgement first (taking a rule, or reporting work done), or a
@@ -237,7 +238,7 @@ class Statement:
     """A sentence of the agent's reply that is not a question, an acknowledgement dropped."""
 
     text: str
-    own: bool  # the agent's own doing ("I'll set …"), not how things are
+    own: bool  # the agent's own doing ("I'll set …") or a hypothesis, not how things are
     answers: bool  # it follows the acknowledgement that opens the reply ("Understood: …")
 
 
@@ -254,7 +255,8 @@ def _statements(reply: str) -> list[Statement]:
         lead = _ACK.match(sentence)
         text = sentence[lead.end() :] if lead else sentence
         if len(text.split()) >= MIN_WORDS:
-            own = bool(_OWN_DOING.match(text)) or _reports_work(text)
+            # Its own doing, or a hypothesis ("that would …"): not how things are.
+            own = bool(_OWN_DOING.match(text) or _TENTATIVE.search(text)) or _reports_work(text)
             found.append(Statement(_capital(text), own, bool(lead) and number == 0))
     return found
 
