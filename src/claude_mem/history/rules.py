@@ -49,6 +49,7 @@ _PREFIX_TYPES: dict[str, ObservationType] = {
     "refactor": "refactor", "perf": "refactor",
 }  # fmt: skip
 _TYPO = re.compile(r"\btypos?\b|\bspelling\b|\bmisspel", re.IGNORECASE)
+_REPAIRS = re.compile(r"(?:hot)?fix(?:es|ed)?\b", re.IGNORECASE)
 _DECIDES = re.compile(
     r"\b(we (chose|choose|decided|decide|keep|prefer|must|never|always|settled|agreed)|"
     r"(must|should) (not|never|always|stay|remain|be kept)|do not|don't|never|always|"
@@ -119,20 +120,19 @@ def reverted(commit: Commit) -> str | None:
 
 def commit_type(commit: Commit) -> ObservationType:
     """decision for reverts and for bodies that state a rule or a choice, unless the commit
-    says it repairs something (a `fix:`, a typo): its body explains the fix, it sets no rule;
-    else by the subject."""
+    says it repairs something (`fix:`, "Fix …", a typo): its body explains the fix, it sets no
+    rule; else by the subject."""
     if _REVERT.search(commit.message):
         return "decision"
     subject = commit.subject
     prefix = _CONVENTIONAL.match(subject)
-    repairs = bool(_TYPO.search(subject)) or bool(
-        prefix and _PREFIX_TYPES.get(prefix.group(1).lower()) == "bugfix"
-    )
+    by_prefix = _PREFIX_TYPES.get(prefix.group(1).lower()) if prefix else None
+    plain = _CONVENTIONAL.sub("", subject)
+    repairs = by_prefix == "bugfix" or bool(_TYPO.search(subject) or _REPAIRS.match(plain))
     if not repairs and _DECIDES.search(body_text(commit)):
         return "decision"
-    if prefix and prefix.group(1).lower() in _PREFIX_TYPES:
-        return _PREFIX_TYPES[prefix.group(1).lower()]
-    plain = _CONVENTIONAL.sub("", subject)
+    if by_prefix:
+        return by_prefix
     for kind, pattern in _VERBS:
         if pattern.search(plain):
             return kind

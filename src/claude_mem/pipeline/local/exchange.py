@@ -61,6 +61,7 @@ _ASKS = word_pattern(
 _NORMATIVE = word_pattern(r"must|should|shall|has to|have to|needs? to|ought to")
 _EXPECTED = re.compile(r"\b(?:should|must)\b.*\bbut\b", _FLAGS)  # "should be X but is Y"
 _QUANTIFIES = word_pattern(r"always|never|only|every|each|any|all|not|no")
+_GENERAL = word_pattern(r"always|never|only|every|each|any|not|no|when|whenever|unless|per")
 # Said first, these make the sentence a rule: "keep …", "we'll use …", "don't …".
 _OPENING_RULE = re.compile(
     r"^(?:please\s+)?(?:keep|leave|prefer|avoid|stick (?:with|to)|don'?t|do not|never|always"
@@ -208,7 +209,8 @@ def _rule(sentence: str, reports: bool) -> Rule | None:
     elif any(_WANTS.match(part) or _imperative(part) for part in _clauses(body)) and not (
         prompt_reports(body)
     ):
-        mood = REQUESTS
+        # Said for every case ("once, not per line", "whenever …"), it is how things are to be.
+        mood = STATES if _GENERAL.search(body) else REQUESTS
     elif not (reports or _PROBLEM.search(body) or _NARRATES.match(body) or _HAPPENED.search(body)):
         mood = PLAIN
     else:
