@@ -35,6 +35,7 @@ RULE_CHARS = 400  # the rule as agreed: a few sentences, not the discussion
 PROMPT_CHARS = 320  # the user's words kept in the narrative
 REPLY_CHARS = 260  # the agent's words kept in the narrative
 SCAN_CHARS = 4000  # of a prompt or reply: a rule is said in a few sentences, not pages
+DISCUSSION_PROMPTS = 12  # the session's latest prompts a discussion is read in
 MAX_SUBJECTS = 3
 TOPIC_WORDS = 2  # a rule that names no file or symbol is keyed by its first content words
 
@@ -56,7 +57,8 @@ def decision(
     # A turn that changed things worked on a request; a rule in it is said as one.
     reports = worked or prompt_reports(prompt)
     rules = user_rules(prompt, reports=reports)
-    earlier = "\n".join(text[:SCAN_CHARS] for text in discussion)
+    recent = [text[:SCAN_CHARS] for text in discussion[-DISCUSSION_PROMPTS:]]
+    earlier = "\n".join(recent)
     taken = accepted(reply, rules, acted=worked) if rules else []
     if taken:
         rule = " ".join(agreed(reply, taken, prompt))
@@ -68,7 +70,7 @@ def decision(
     if not rule:
         return None
     files, symbols = named(f"{prompt}\n{reply}")
-    earlier_files, earlier_symbols = named(earlier)
+    earlier_files, earlier_symbols = named("\n".join(reversed(recent)))  # the latest first
     narrative = f"The user: {clip(prompt, PROMPT_CHARS)}"
     if reply:
         narrative += f"\nThe agent: {clip(reply, REPLY_CHARS)}"
