@@ -110,6 +110,7 @@ _PROBLEM = word_pattern(
 )
 _NARRATES = re.compile(r"^(?:i|i'm|i've|my|me|thanks|thank you)\b", _FLAGS)
 _HAPPENED = word_pattern(r"was|were|did|had|yesterday|last (?:night|week|time)|ago|this morning")
+_PLEASE = re.compile(r"^please\W+", _FLAGS)
 _CLAUSE = re.compile(r"\s*[:—–]\s*|\s+-\s+")
 _WANTS = re.compile(r"^(?:i|we)(?:'d)? (?:want|need|prefer|like|rather)\b", _FLAGS)
 _STATES = re.compile(
@@ -211,7 +212,13 @@ def _rule(sentence: str, reports: bool) -> Rule | None:
     ):
         # Said for every case ("once, not per line", "whenever …"), it is how things are to be.
         mood = STATES if _GENERAL.search(body) else REQUESTS
-    elif not (reports or _PROBLEM.search(body) or _NARRATES.match(body) or _HAPPENED.search(body)):
+    elif not (
+        reports
+        or _PROBLEM.search(body)
+        or _NARRATES.match(body)
+        or _HAPPENED.search(body)
+        or _TASK.match(_PLEASE.sub("", body))
+    ):
         mood = PLAIN
     else:
         return None
@@ -227,7 +234,7 @@ def _clauses(sentence: str) -> list[str]:
 def _imperative(sentence: str) -> bool:
     """The sentence opens with a verb that does not ask for a piece of work ("Round the total
     once", not "Add a test")."""
-    words = re.findall(r"[\w']+", sentence.lower())
+    words = re.findall(r"[\w']+", _PLEASE.sub("", sentence).lower())
     if len(words) < 2 or not words[0].isalpha() or words[0] in _NOT_VERBS:
         return False
     if words[1] in _SUBJECT_OF or re.search(r"(?:[^s]s|ed|ing)$", words[0]):
