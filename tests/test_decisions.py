@@ -131,3 +131,13 @@ def test_a_bare_imperative_or_a_statement_needs_the_agent_to_say_it_back(
     assert _decide(prompt, "Here is the diff.") is None  # not taken up
     assert _decide(prompt, "Done.") is None  # work reported, not a rule taken
     assert _found(prompt, reply).title == reply.split(": ", 1)[1]
+
+
+def test_the_rule_keeps_its_literal_asterisks_and_loses_its_emphasis() -> None:
+    draft = _found(
+        "Rule: never print secrets; a value whose key ends with _TOKEN is shown as ****.",
+        "Agreed: a value whose key ends in `_TOKEN` is **always** shown as ****, logs included.",
+    )
+    assert (
+        draft.title == "A value whose key ends in `_TOKEN` is always shown as ****, logs included."
+    )
