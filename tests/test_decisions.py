@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from claude_mem.pipeline.local.decisions import decision
+from claude_mem.pipeline.local.decisions import RULE_CHARS, decision
 from claude_mem.pipeline.providers.base import ObservationDraft, Turn
 from claude_mem.subjects import SUBJECT_PREFIX
 
@@ -81,17 +81,17 @@ def test_a_chat_only_turn_and_an_unanswered_one_still_hold_the_rule() -> None:
     assert draft.narrative == "The user: keep the header row even when empty"
 
 
-def test_the_narrative_holds_both_sides_and_is_bounded_and_the_rule_is_whole() -> None:
-    reply = "Got it: `write_rows` keeps the header even for an empty export. " + "More. " * 400
+def test_the_narrative_holds_both_sides_and_is_bounded() -> None:
+    reply = "Got it. " + "More. " * 400
     prompt = "keep the header row even when empty, " + "and for the bank's import too, " * 50
     draft = _found(prompt, reply)
     user, agent = draft.narrative.split("\nThe agent: ")
     assert user.startswith("The user: keep the header row even when empty")
-    assert agent.startswith("Got it: `write_rows` keeps the header")
+    assert agent.startswith("Got it. More.")
     assert len(draft.narrative) < 700
-    # The rule is the title, whole: it is shortened where it is shown, not when stored.
-    rule = "Keep the header row even when empty, " + "and for the bank's import too, " * 50
-    assert draft.title == rule.strip()
+    assert len(draft.title) <= RULE_CHARS
+    assert draft.title.endswith("…")
+    assert " " not in draft.title[-3:-1]  # cut at a word
 
 
 def test_files_and_symbols_named_are_facts_and_the_subject() -> None:
@@ -113,3 +113,31 @@ def test_a_rule_naming_nothing_is_keyed_by_its_topic_whatever_the_phrasing() -> 
     keys = [c for c in first.concepts if c.startswith(SUBJECT_PREFIX)]
     assert keys == [c for c in later.concepts if c.startswith(SUBJECT_PREFIX)]
     assert len(keys) == 1
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reply"),
+    [
+        ("Round the invoice total once, after summing the lines.",
+         "Understood: The total is rounded once, after the lines are summed."),
+        ("The staging database listens on port 5433.",
+         "Noted: The staging database listens on port 5433."),
+    ],
+)  # fmt: skip
+def test_a_bare_imperative_or_a_statement_needs_the_agent_to_say_it_back(
+    prompt: str, reply: str
+) -> None:
+    assert decision(Turn(prompt_number=1, prompt=prompt, closed=False)) is None  # no reply yet
+    assert _decide(prompt, "Here is the diff.") is None  # not taken up
+    assert _decide(prompt, "Done.") is None  # work reported, not a rule taken
+    assert _found(prompt, reply).title == reply.split(": ", 1)[1]
+
+
+def test_the_rule_keeps_its_literal_asterisks_and_loses_its_emphasis() -> None:
+    draft = _found(
+        "Rule: never print secrets; a value whose key ends with _TOKEN is shown as ****.",
+        "Agreed: a value whose key ends in `_TOKEN` is **always** shown as ****, logs included.",
+    )
+    assert (
+        draft.title == "A value whose key ends in `_TOKEN` is always shown as ****, logs included."
+    )

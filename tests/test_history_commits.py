@@ -89,6 +89,11 @@ def test_a_subject_only_commit_is_kept_with_an_empty_narrative(db: Database, rep
         ("Keep prices in cents\n\nWe chose integers over floats: rounding lost cents.", "decision"),
         ("Pin the parser\n\nThe parser must stay at 2.x until the schema moves.", "decision"),
         ("Store carts in redis\n\nWe keep the session store in redis for now.", "decision"),
+        # a repair's body explains the fix, whatever its words: no rule is set
+        ("fix: totals round once\n\nThe total must never be rounded twice.", "bugfix"),
+        ("Fix typo in the checkout page\n\nWe always spell it 'cancelled'.", "bugfix"),
+        ("docs: typos\n\nDon't capitalise after a colon.", "change"),
+        ("Fix the crash on an empty cart\n\nAn empty cart must never divide by zero.", "bugfix"),
     ],
 )
 def test_commits_are_typed_by_rule(db: Database, repo: Repo, message: str, kind: str) -> None:

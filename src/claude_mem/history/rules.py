@@ -3,7 +3,8 @@
 A commit is kept when it says something: a merge without a body, a bot's commit, a change of
 whitespace alone, and a message that names no change ("wip", "fix typo") are skipped, and a
 `fixup!`/`squash!` commit folds into the commit it amends. The type follows the words a
-developer uses: a revert, and a body that states a rule or a choice, is a `decision`; then
+developer uses: a revert, and a body that states a rule or a choice (unless the commit is a
+`fix:` or a typo fix, whose body explains the repair), is a `decision`; then
 `bugfix`, `feature`, `refactor` by their verbs or conventional-commit prefix; `change`
 otherwise. English only, like the local compressor's decisions.
 """
@@ -47,6 +48,8 @@ _PREFIX_TYPES: dict[str, ObservationType] = {
     "feat": "feature", "feature": "feature",
     "refactor": "refactor", "perf": "refactor",
 }  # fmt: skip
+_TYPO = re.compile(r"\btypos?\b|\bspelling\b|\bmisspel", re.IGNORECASE)
+_REPAIRS = re.compile(r"(?:hot)?fix(?:es|ed)?\b", re.IGNORECASE)
 _DECIDES = re.compile(
     r"\b(we (chose|choose|decided|decide|keep|prefer|must|never|always|settled|agreed)|"
     r"(must|should) (not|never|always|stay|remain|be kept)|do not|don't|never|always|"
@@ -116,14 +119,20 @@ def reverted(commit: Commit) -> str | None:
 
 
 def commit_type(commit: Commit) -> ObservationType:
-    """decision for reverts and bodies that state a rule or a choice; else by the subject."""
-    if _REVERT.search(commit.message) or _DECIDES.search(body_text(commit)):
+    """decision for reverts and for bodies that state a rule or a choice, unless the commit
+    says it repairs something (`fix:`, "Fix …", a typo): its body explains the fix, it sets no
+    rule; else by the subject."""
+    if _REVERT.search(commit.message):
         return "decision"
     subject = commit.subject
     prefix = _CONVENTIONAL.match(subject)
-    if prefix and prefix.group(1).lower() in _PREFIX_TYPES:
-        return _PREFIX_TYPES[prefix.group(1).lower()]
+    by_prefix = _PREFIX_TYPES.get(prefix.group(1).lower()) if prefix else None
     plain = _CONVENTIONAL.sub("", subject)
+    repairs = by_prefix == "bugfix" or bool(_TYPO.search(subject) or _REPAIRS.match(plain))
+    if not repairs and _DECIDES.search(body_text(commit)):
+        return "decision"
+    if by_prefix:
+        return by_prefix
     for kind, pattern in _VERBS:
         if pattern.search(plain):
             return kind

@@ -14,7 +14,8 @@ come later:
   `subject:` keys naming symbols, if both have some, share one (and so do those naming
   files), and the rules' content words overlap (at least `NAMED_SHARED` words and
   `NAMED_OVERLAP` with a shared named subject; otherwise at least `TOPIC_SHARED` words and a
-  `TOPIC_OVERLAP` share of all their words);
+  `TOPIC_OVERLAP` share of all their words, or within one session, where a discussion refines
+  its rule, of the fewer words);
 - a unit of work (bugfix, feature, refactor, change) matches an older one only when it is
   clearly the same: the same type, the same files modified, compatible named subjects, and
   at least `UNIT_SHARED` words and `UNIT_OVERLAP` in common, generic edit words and path
@@ -169,7 +170,9 @@ def same_thing(new: dict[str, Any], old: dict[str, Any]) -> bool:
         return shared >= UNIT_SHARED and overlap(words_new, words_old) >= UNIT_OVERLAP
     if named_new & named_old:
         return shared >= NAMED_SHARED and overlap(words_new, words_old) >= NAMED_OVERLAP
-    return shared >= TOPIC_SHARED and jaccard(words_new, words_old) >= TOPIC_OVERLAP
+    # In one session the later rule refines the earlier: it may say much more, not less.
+    within = overlap if new["session_id"] == old["session_id"] else jaccard
+    return shared >= TOPIC_SHARED and within(words_new, words_old) >= TOPIC_OVERLAP
 
 
 def _fold(conn: sqlite3.Connection, new: dict[str, Any], old: dict[str, Any]) -> int:

@@ -1,5 +1,5 @@
 """Tool events to observation drafts. A prompt turn gives one per unit of work (`units`)
-and a decision when the user stated a rule the agent took (`decisions`);
+and a decision when the user and the agent agreed a rule (`decisions`);
 a batch without its turn (old callers, imports) one per event: each described by its kind,
 noise dropped, consecutive edits merged, and the final limits applied."""
 
@@ -42,6 +42,6 @@ def compress_events(events: Sequence[ToolEvent], ctx: SessionContext) -> list[Ob
     if ctx.turn is not None:
         units = turn_drafts(list(events), ctx, ctx.turn)
         worked = any(unit.type != "discovery" for unit in units)
-        rule = decision(ctx.turn, worked=worked)  # a rule the user stated, the agent took
+        rule = decision(ctx.turn, worked=worked, discussion=ctx.prompts)
         return [*units, *([rule] if rule else [])]
     return [_draft(group) for group in merge_groups(event_notes(events, ctx))]

@@ -12,7 +12,8 @@ from claude_mem.subjects import content_words
 
 SCAN_CHARS = 20_000  # of one text: the agent's prose is read this far
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`'\"(\[])")
-_MARKUP = re.compile(r"\*\*|__|^#+\s*|^>\s*")
+# Emphasis marks around words, headings, quotes; not a run of asterisks ("shown as ****").
+_MARKUP = re.compile(r"(?<!\*)\*\*(?=[^*\s])|(?<=[^*\s])\*\*(?!\*)|__|^#+\s*|^>\s*")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#+)\s*")
 
 CAUSE_WORDS = word_pattern(
