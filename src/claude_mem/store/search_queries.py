@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, Literal
 
-from claude_mem.store.fulltext import match_expressions
+from claude_mem.store.fulltext import match_expressions, query_terms
 from claude_mem.store.rows import JSON_LIST_FIELDS, json_list, row_dicts
 from claude_mem.vocabulary import HISTORY_SOURCE
 
@@ -34,8 +34,12 @@ TITLE_CHARS = 160
 # Summary and prompt titles are read as a prefix this long; `claude_mem.text.shorten` cuts them
 # to TITLE_CHARS at a word boundary (search.hybrid), the same for every client.
 _TITLE_PREFIX = 4 * TITLE_CHARS + 1
-# Ranked full-text matches per kind and pass at most: the most recent ones (see
-# fulltext_ranked; bench/search_bench.py measures what a smaller window costs in BM25 terms).
+# Full text prunes a query's terms by how many records hold them (see fulltext_ranked): a term
+# in more than RARE_MATCHES records is frequent, and BM25 ranks every match of the rare terms,
+# rarest first while they number 4 × RARE_MATCHES at most (about 2 µs a match and phrase,
+# bench/search_bench.py). A query of frequent terms alone is scored in windows of FTS_WINDOW:
+# the most recent matches (the bench measures what that costs in BM25 terms).
+RARE_MATCHES = 500
 FTS_WINDOW = 500
 # Index-row columns per kind, all aliased to one shape; `chars` measures the full record;
 # `author` and `origin_id`: the member a row pulled from the team came from and its id on
@@ -154,37 +158,105 @@ def fulltext_ranked(
     limit: int = 200,
     *,
     window: int | None = None,
+    rare: int = RARE_MATCHES,
 ) -> list[tuple[int, float]]:
     """(id, BM25 relevance, higher is better) of `kind` records that `query` finds under
     `filters` (any of its terms, every exact part it requires: see `fulltext`), best first.
 
-    BM25 costs time per scored match, so a very frequent term would cost time in proportion
-    to the corpus (bench/search_bench.py). Only the newest `window` (default
-    `FTS_WINDOW`) matches that pass the filters are scored: FTS5 walks the doclist newest
-    first (rowids grow with time) and stops there, filters apply during the walk, and one pass
-    does it all (a phrase of common tokens, such as a path, is costly to evaluate even when
-    it matches little). A very frequent term is weak evidence anyway; vectors (exact under
-    filters) and recency decide among its matches, and older matches are left to them. The
-    records holding every term are scored too, the newest `window` of them older than that
-    window (the newer ones were in it), so a frequent term in the query never pushes out a
-    record that has all of it.
-    """
-    expressions = match_expressions(query)
-    if not expressions:
+    BM25 costs time per scored match and phrase (bench/search_bench.py), so terms are pruned
+    by how many records hold them, never by age: a term in more than `rare` records is
+    frequent; the others are kept rarest first while their matches together number at most
+    4 × `rare`, and every match of those is ranked by BM25 over them (FTS5
+    ranks the whole doclist). The terms left out weigh least in BM25 (as MaxScore prunes), so
+    an old record holding a pasted bug report's rare words is found however many newer ones
+    hold its common words. When the rare terms' matches are fewer than `limit`, the newest
+    matches of the frequent terms follow them unscored (relevance 0: left to vectors and
+    recency). A query whose every term is frequent is ranked as before: `_windowed`."""
+    parsed = query_terms(query)
+    if parsed is None:
         return []
-    window = FTS_WINDOW if window is None else window
+    if parsed.all_required:  # every match holds every term: the matches are few or alike
+        return _windowed(conn, kind, match_expressions(query), filters, limit, window=window)
+    fts = f"{TABLES[kind]}_fts"
+    counted = [(_count(conn, fts, term, rare), term) for term in parsed.terms]
+    counted.sort(key=itemgetter(0))  # stable: the query's order among equals
+    kept, frequent = _split(counted, rare)
+    if not kept:
+        if not frequent:
+            return []
+        return _windowed(conn, kind, match_expressions(query), filters, limit, window=window)
+    source, conditions, params = _matching(kind, filters)
+    sql = f"""SELECT {fts}.rowid, -{fts}.rank FROM {source} WHERE {conditions}
+              ORDER BY {fts}.rank, {fts}.rowid DESC LIMIT ?"""
+    ranked: list[tuple[int, float]] = conn.execute(
+        sql, (parsed.any_of(kept), *params, limit)
+    ).fetchall()
+    if frequent and len(ranked) < limit:
+        seen = {rowid for rowid, _ in ranked}
+        newest = (
+            f"SELECT {fts}.rowid FROM {source} WHERE {conditions} ORDER BY {fts}.rowid DESC LIMIT ?"
+        )
+        rows = conn.execute(newest, (parsed.any_of(frequent), *params, limit)).fetchall()
+        ranked += [(rowid, 0.0) for (rowid,) in rows if rowid not in seen][: limit - len(ranked)]
+    return ranked
+
+
+def _count(conn: sqlite3.Connection, fts: str, term: str, rare: int) -> int:
+    """How many records hold `term`, counted up to `rare` + 1 (more: a frequent term)."""
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"
+    return int(conn.execute(sql, (term, rare + 1)).fetchone()[0])
+
+
+def _split(counted: list[tuple[int, str]], rare: int) -> tuple[list[str], list[str]]:
+    """(kept, frequent) among the terms some record holds: the rare ones, rarest first, while
+    their matches together number at most 4 × `rare`; then the rest."""
+    kept: list[str] = []
+    total = 0
+    for position, (matches, term) in enumerate(counted):
+        if matches > rare or total + matches > 4 * rare:
+            return kept, [t for n, t in counted[position:] if n]
+        if matches:
+            kept.append(term)
+            total += matches
+    return kept, []
+
+
+def _matching(kind: Kind, filters: SearchFilters) -> tuple[str, str, list[object]]:
+    """(FROM clause, WHERE conditions with one MATCH parameter first, the filters' parameters)
+    of `kind`'s full-text matches under `filters`."""
     fts = f"{TABLES[kind]}_fts"
     where, params, needs_session = _where(kind, filters)
     if where == "1":
-        source, conditions = fts, f"{fts} MATCH ?"
-    else:
-        session_join = " JOIN sessions s ON s.id = r.session_id" if needs_session else ""
-        # Without statistics the planner reads each whole row; the covering index is enough
-        # unless a filter looks inside the JSON lists.
-        covered = kind == "observation" and not (filters.concepts or filters.files)
-        hint = " INDEXED BY idx_observations_search_filters" if covered else ""
-        source = f"{fts} JOIN {TABLES[kind]} r{hint} ON r.id = {fts}.rowid{session_join}"
-        conditions = f"{fts} MATCH ? AND {where}"
+        return fts, f"{fts} MATCH ?", params
+    session_join = " JOIN sessions s ON s.id = r.session_id" if needs_session else ""
+    # Without statistics the planner reads each whole row; the covering index is enough
+    # unless a filter looks inside the JSON lists.
+    covered = kind == "observation" and not (filters.concepts or filters.files)
+    hint = " INDEXED BY idx_observations_search_filters" if covered else ""
+    source = f"{fts} JOIN {TABLES[kind]} r{hint} ON r.id = {fts}.rowid{session_join}"
+    return source, f"{fts} MATCH ? AND {where}", params
+
+
+def _windowed(
+    conn: sqlite3.Connection,
+    kind: Kind,
+    expressions: tuple[str, ...],
+    filters: SearchFilters,
+    limit: int,
+    *,
+    window: int | None,
+) -> list[tuple[int, float]]:
+    """A query of frequent terms alone: each term is weak evidence and ranking all of their
+    matches would cost time in proportion to the corpus, so only the newest `window` (default
+    `FTS_WINDOW`) matches that pass the filters are scored: FTS5 walks the doclist newest
+    first (rowids grow with time) and stops there, filters apply during the walk, and one pass
+    does it all (a phrase of common tokens, such as a path, is costly to evaluate even when it
+    matches little). Vectors (exact under filters) and recency decide among its matches. The
+    records holding every term are scored too, the newest `window` of them older than that
+    window (the newer ones were in it), so no frequent term pushes out a record with all."""
+    window = FTS_WINDOW if window is None else window
+    fts = f"{TABLES[kind]}_fts"
+    source, conditions, params = _matching(kind, filters)
     newest = f"SELECT {fts}.rowid, {fts}.rank FROM {source} WHERE {conditions}"
     older = f"{newest} AND {fts}.rowid < ?"
     size = max(window, limit)
