@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from claude_mem.store.fulltext import match_expressions, query_terms
 from claude_mem.store.rows import JSON_LIST_FIELDS, json_list, row_dicts
@@ -40,6 +40,10 @@ _TITLE_PREFIX = 4 * TITLE_CHARS + 1
 # bench/search_bench.py). A query of frequent terms alone is scored in windows of FTS_WINDOW:
 # the most recent matches (the bench measures what that costs in BM25 terms).
 RARE_MATCHES = 500
+# A term that one record in DISTINCTIVE_SHARE holds at most (one record at least) is
+# distinctive: full text's best hits that hold one are never buried under records the vectors
+# find close (`search.hybrid.fuse`). In a small store only a word of one record is.
+DISTINCTIVE_SHARE = 1000
 FTS_WINDOW = 500
 # Index-row columns per kind, all aliased to one shape; `chars` measures the full record;
 # `author` and `origin_id`: the member a row pulled from the team came from and its id on
@@ -150,6 +154,11 @@ def _from(kind: Kind, needs_session: bool) -> str:
     return f"{TABLES[kind]} r{join}"
 
 
+class FullTextMatches(NamedTuple):
+    ranked: list[tuple[int, float]]  # (id, BM25 relevance, higher is better), best first
+    distinctive: frozenset[int]  # the ids among them holding a distinctive term
+
+
 def fulltext_ranked(
     conn: sqlite3.Connection,
     kind: Kind,
@@ -161,7 +170,23 @@ def fulltext_ranked(
     rare: int = RARE_MATCHES,
 ) -> list[tuple[int, float]]:
     """(id, BM25 relevance, higher is better) of `kind` records that `query` finds under
-    `filters` (any of its terms, every exact part it requires: see `fulltext`), best first.
+    `filters`, best first: `fulltext_matches`'s ranking."""
+    return fulltext_matches(conn, kind, query, filters, limit, window=window, rare=rare).ranked
+
+
+def fulltext_matches(
+    conn: sqlite3.Connection,
+    kind: Kind,
+    query: str,
+    filters: SearchFilters,
+    limit: int = 200,
+    *,
+    window: int | None = None,
+    rare: int = RARE_MATCHES,
+) -> FullTextMatches:
+    """The `kind` records that `query` finds under `filters` (any of its terms, every exact
+    part it requires: see `fulltext`), ranked, and which of them hold one of its distinctive
+    terms (`DISTINCTIVE_SHARE`).
 
     BM25 costs time per scored match and phrase (bench/search_bench.py), so terms are pruned
     by how many records hold them, never by age: a term in more than `rare` records is
@@ -174,17 +199,21 @@ def fulltext_ranked(
     recency). A query whose every term is frequent is ranked as before: `_windowed`."""
     parsed = query_terms(query)
     if parsed is None:
-        return []
+        return FullTextMatches([], frozenset())
     if parsed.all_required:  # every match holds every term: the matches are few or alike
-        return _windowed(conn, kind, match_expressions(query), filters, limit, window=window)
+        windowed = _windowed(conn, kind, match_expressions(query), filters, limit, window=window)
+        return FullTextMatches(windowed, frozenset())
     fts = f"{TABLES[kind]}_fts"
-    counted = [(_count(conn, fts, term, rare), term) for term in parsed.terms]
-    counted.sort(key=itemgetter(0))  # stable: the query's order among equals
-    kept, frequent = _split(counted, rare)
+    records = conn.execute(f"SELECT count(*) FROM {fts}_docsize").fetchone()[0]
+    few = max(1, records // DISTINCTIVE_SHARE)
+    holders = {term: _holders(conn, fts, term, rare, few) for term in parsed.terms}
+    counted = sorted(((n, term) for term, (n, _) in holders.items()), key=itemgetter(0))
+    kept, frequent = _split(counted, rare)  # sorted stably: the query's order among equals
     if not kept:
         if not frequent:
-            return []
-        return _windowed(conn, kind, match_expressions(query), filters, limit, window=window)
+            return FullTextMatches([], frozenset())
+        windowed = _windowed(conn, kind, match_expressions(query), filters, limit, window=window)
+        return FullTextMatches(windowed, frozenset())
     source, conditions, params = _matching(kind, filters)
     sql = f"""SELECT {fts}.rowid, -{fts}.rank FROM {source} WHERE {conditions}
               ORDER BY {fts}.rank, {fts}.rowid DESC LIMIT ?"""
@@ -198,13 +227,20 @@ def fulltext_ranked(
         )
         rows = conn.execute(newest, (parsed.any_of(frequent), *params, limit)).fetchall()
         ranked += [(rowid, 0.0) for (rowid,) in rows if rowid not in seen][: limit - len(ranked)]
-    return ranked
+    holding = {rowid for _, ids in holders.values() for rowid in ids}
+    return FullTextMatches(ranked, frozenset(rowid for rowid, _ in ranked if rowid in holding))
 
 
-def _count(conn: sqlite3.Connection, fts: str, term: str, rare: int) -> int:
-    """How many records hold `term`, counted up to `rare` + 1 (more: a frequent term)."""
-    sql = f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"
-    return int(conn.execute(sql, (term, rare + 1)).fetchone()[0])
+def _holders(
+    conn: sqlite3.Connection, fts: str, term: str, rare: int, few: int
+) -> tuple[int, list[int]]:
+    """How many records hold `term`, counted up to `rare` + 1 (more: a frequent term), and
+    which, when they are `few` at most (the term is distinctive)."""
+    sql = f"""SELECT count(*), group_concat(rowid) FROM (
+                  SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"""
+    count, ids = conn.execute(sql, (term, rare + 1)).fetchone()
+    distinctive = count <= few and ids is not None
+    return int(count), [int(i) for i in ids.split(",")] if distinctive else []
 
 
 def _split(counted: list[tuple[int, str]], rare: int) -> tuple[list[str], list[str]]:
