@@ -398,8 +398,8 @@ def fuse(
     sources (`vectors` None when they did not answer), before any supersede weighting. Local
     and team search (team/search.py) both rank through it.
 
-    Full text's best `PLACES` hits that are `distinctive` (hold a term few records hold: the
-    query's rare words) count as at least as close as the best record without them: each
+    The best `PLACES` of full text's hits that are `distinctive` (hold a term few records hold:
+    the query's rare words) count as at least as close as the best record without them: each
     scores that record's score plus its own full-text share, so records the vectors find close
     never bury one that has the query's rare words (one not embedded yet, or one its vector
     doesn't favour), and full text's order holds among them."""
@@ -415,10 +415,10 @@ def fuse(
             scores[key] = get(key, 0.0) + share
     if vectors and distinctive:
         closest = max((v for key, v in scores.items() if key not in distinctive), default=0.0)
-        for key, rank, ratio in _ranks(fulltext)[:PLACES]:
-            if key in distinctive:
-                share = KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
-                scores[key] = max(scores[key], closest + share)
+        rare = [(key, rank, ratio) for key, rank, ratio in _ranks(fulltext) if key in distinctive]
+        for key, rank, ratio in rare[:PLACES]:
+            share = KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
+            scores[key] = max(scores[key], closest + share)
     return scores
 
 

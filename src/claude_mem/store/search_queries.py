@@ -235,12 +235,11 @@ def _holders(
     conn: sqlite3.Connection, fts: str, term: str, rare: int, few: int
 ) -> tuple[int, list[int]]:
     """How many records hold `term`, counted up to `rare` + 1 (more: a frequent term), and
-    which, when they are `few` at most (the term is distinctive)."""
-    sql = f"""SELECT count(*), group_concat(rowid) FROM (
-                  SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?)"""
-    count, ids = conn.execute(sql, (term, rare + 1)).fetchone()
-    distinctive = count <= few and ids is not None
-    return int(count), [int(i) for i in ids.split(",")] if distinctive else []
+    which, when they are `few` at most (the term is distinctive). One walk of its matches: a
+    phrase of common tokens (a path) costs one per walk."""
+    sql = f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?"
+    ids = [rowid for (rowid,) in conn.execute(sql, (term, rare + 1))]
+    return len(ids), ids if len(ids) <= few else []
 
 
 def _split(counted: list[tuple[int, str]], rare: int) -> tuple[list[str], list[str]]:
