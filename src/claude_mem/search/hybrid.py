@@ -398,11 +398,12 @@ def fuse(
     sources (`vectors` None when they did not answer), before any supersede weighting. Local
     and team search (team/search.py) both rank through it.
 
-    The best `PLACES` of full text's hits that are `distinctive` (hold a term few records hold:
-    the query's rare words) count as at least as close as the best record without them: each
+    Full text's best `PLACES` hits that are `distinctive` (hold a term few records hold: the
+    query's rare words) count as at least as close as the best record without them: each
     scores that record's score plus its own full-text share, so records the vectors find close
     never bury one that has the query's rare words (one not embedded yet, or one its vector
-    doesn't favour), and full text's order holds among them."""
+    doesn't favour), and full text's order holds among them. (Deeper in full text's ranking
+    a rare word is as often a stray one: there fusion decides.)"""
     weight = FULLTEXT_WEIGHT
     if vectors is not None and not names_exact(query):
         weight = PROSE_FULLTEXT_WEIGHT
@@ -415,10 +416,10 @@ def fuse(
             scores[key] = get(key, 0.0) + share
     if vectors and distinctive:
         closest = max((v for key, v in scores.items() if key not in distinctive), default=0.0)
-        rare = [(key, rank, ratio) for key, rank, ratio in _ranks(fulltext) if key in distinctive]
-        for key, rank, ratio in rare[:PLACES]:
-            share = KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
-            scores[key] = max(scores[key], closest + share)
+        for key, rank, ratio in _ranks(fulltext)[:PLACES]:
+            if key in distinctive:
+                share = KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
+                scores[key] = max(scores[key], closest + share)
     return scores
 
 

@@ -7,10 +7,13 @@ row-level security decides what comes back: the member's team, its shared projec
 Two candidate lists, as locally (`search.hybrid`): full text (`tsv @@` the query's words,
 ranked with `ts_rank_cd`) and vectors (cosine distance to the query's embedding through the
 HNSW index, `MIN_SIMILARITY` as the floor), each bounded by `CANDIDATES` per kind, then fused
-by `hybrid.fuse` — the same function local search calls. Full text works as locally: any of
-the query's words matches; the newest `FTS_WINDOW` matches are scored and, older than those,
-the newest `FTS_WINDOW` holding every word, so a frequent word costs a bounded scan and never
-pushes out a record that has them all. Row-level security would keep a member's own
+by `hybrid.fuse` — the same function local search calls. Full text: any of the query's words
+matches; the newest `FTS_WINDOW` matches are scored and, older than those, the newest
+`FTS_WINDOW` holding every word, so a frequent word costs a bounded scan and never pushes out a
+record that has them all; and the records holding a word that few hold (`DISTINCTIVE_SHARE`,
+as locally) are scored whatever their age and rank first: the server's `ts_rank_cd` knows no
+rarity, and a record with the query's rare words must not wait behind newer common ones, nor
+behind the vectors' neighbours in fusion. Row-level security would keep a member's own
 statement off the GIN index (`@@` is not leakproof), so the schema's `claude_mem.matching`
 (SECURITY DEFINER, the read policy's own conditions) picks those records, from the narrow
 `record_words` the server keeps beside `records`; the member's statement reads and ranks
