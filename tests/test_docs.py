@@ -184,7 +184,7 @@ def behaviour_constants() -> list[tuple[str, str]]:
         f"{embedding_task.BACKGROUND_NICE}",
         f"parked as `dead` after {consumer.MAX_ATTEMPTS} attempts",
         f"a term in more than {number(search_queries.RARE_MATCHES)} records is frequent",
-        f"the rarest others ({number(4 * search_queries.RARE_MATCHES)} at most)",
+        f"the rarest others ({number(search_queries.RANKED_MATCHES)} at most)",
         f"(or of exact parts alone) scores the newest {number(search_queries.FTS_WINDOW)} matches",
         f"a {number(embedding_task.POLL_S)} s poll catches the rest",
         f"Above {vectors.QUANTIZE_ABOVE // 1000}k rows the index stores int8 rows",

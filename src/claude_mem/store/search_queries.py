@@ -9,7 +9,7 @@ full-text queries go through `fulltext.match_expressions`, so any text is search
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, Literal, NamedTuple
@@ -35,11 +35,13 @@ TITLE_CHARS = 160
 # to TITLE_CHARS at a word boundary (search.hybrid), the same for every client.
 _TITLE_PREFIX = 4 * TITLE_CHARS + 1
 # Full text prunes a query's terms by how many records hold them (see fulltext_ranked): a term
-# in more than RARE_MATCHES records is frequent, and BM25 ranks every match of the rare terms,
-# rarest first while they number 4 × RARE_MATCHES at most (about 2 µs a match and phrase,
-# bench/search_bench.py). A query of frequent terms alone is scored in windows of FTS_WINDOW:
-# the most recent matches (the bench measures what that costs in BM25 terms).
-RARE_MATCHES = 500
+# in more than RARE_MATCHES records is frequent (counting costs a walk of that many matches per
+# term), and BM25 ranks every match of the rare terms, rarest first while they number
+# RANKED_MATCHES at most (about 2 µs a match and phrase, bench/search_bench.py). A query of
+# frequent terms alone is scored in windows of FTS_WINDOW: the most recent matches (the bench
+# measures what that costs in BM25 terms).
+RARE_MATCHES = 200
+RANKED_MATCHES = 2000
 # A term that one record in DISTINCTIVE_SHARE holds at most (one record at least) is
 # distinctive: full text's best hits that hold one are never buried under records the vectors
 # find close (`search.hybrid.fuse`). In a small store only a word of one record is.
@@ -191,7 +193,7 @@ def fulltext_matches(
     BM25 costs time per scored match and phrase (bench/search_bench.py), so terms are pruned
     by how many records hold them, never by age: a term in more than `rare` records is
     frequent; the others are kept rarest first while their matches together number at most
-    4 × `rare`, and every match of those is ranked by BM25 over them (FTS5
+    `RANKED_MATCHES`, and every match of those is ranked by BM25 over them (FTS5
     ranks the whole doclist). The terms left out weigh least in BM25 (as MaxScore prunes), so
     an old record holding a pasted bug report's rare words is found however many newer ones
     hold its common words. When the rare terms' matches are fewer than `limit`, the newest
@@ -206,7 +208,7 @@ def fulltext_matches(
     fts = f"{TABLES[kind]}_fts"
     records = conn.execute(f"SELECT count(*) FROM {fts}_docsize").fetchone()[0]
     few = max(1, records // DISTINCTIVE_SHARE)
-    holders = {term: _holders(conn, fts, term, rare, few) for term in parsed.terms}
+    holders = dict(zip(parsed.terms, _holders(conn, fts, parsed.terms, rare, few), strict=True))
     counted = sorted(((n, term) for term, (n, _) in holders.items()), key=itemgetter(0))
     kept, frequent = _split(counted, rare)  # sorted stably: the query's order among equals
     if not kept:
@@ -232,23 +234,35 @@ def fulltext_matches(
 
 
 def _holders(
-    conn: sqlite3.Connection, fts: str, term: str, rare: int, few: int
-) -> tuple[int, list[int]]:
-    """How many records hold `term`, counted up to `rare` + 1 (more: a frequent term), and
-    which, when they are `few` at most (the term is distinctive). One walk of its matches: a
-    phrase of common tokens (a path) costs one per walk."""
-    sql = f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?"
-    ids = [rowid for (rowid,) in conn.execute(sql, (term, rare + 1))]
-    return len(ids), ids if len(ids) <= few else []
+    conn: sqlite3.Connection, fts: str, terms: Sequence[str], rare: int, few: int
+) -> list[tuple[int, list[int]]]:
+    """For each of `terms`: how many records hold it, counted up to `rare` + 1 (more: a
+    frequent term), and which, when they are `few` at most (the term is distinctive). Two
+    statements for all the terms; a distinctive term's matches are walked once (a phrase of
+    common tokens, such as a path, costs a walk each), and the others' are counted in SQL."""
+    match = f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?"
+    firsts = ", ".join(f"(SELECT group_concat(rowid) FROM ({match}))" for _ in terms)
+    row = conn.execute(f"SELECT {firsts}", [v for t in terms for v in (t, few + 1)]).fetchone()
+    held = [[int(i) for i in ids.split(",")] if ids else [] for ids in row]
+    more = [term for term, ids in zip(terms, held, strict=True) if len(ids) > few]
+    counts: dict[str, int] = {}
+    if more:
+        counting = ", ".join(f"(SELECT count(*) FROM ({match}))" for _ in more)
+        values = [v for term in more for v in (term, rare + 1)]
+        counts = dict(zip(more, conn.execute(f"SELECT {counting}", values).fetchone(), strict=True))
+    return [
+        (counts[term], []) if len(ids) > few else (len(ids), ids)
+        for term, ids in zip(terms, held, strict=True)
+    ]
 
 
 def _split(counted: list[tuple[int, str]], rare: int) -> tuple[list[str], list[str]]:
     """(kept, frequent) among the terms some record holds: the rare ones, rarest first, while
-    their matches together number at most 4 × `rare`; then the rest."""
+    their matches together number at most `RANKED_MATCHES`; then the rest."""
     kept: list[str] = []
     total = 0
     for position, (matches, term) in enumerate(counted):
-        if matches > rare or total + matches > 4 * rare:
+        if matches > rare or total + matches > RANKED_MATCHES:
             return kept, [t for n, t in counted[position:] if n]
         if matches:
             kept.append(term)
