@@ -206,9 +206,7 @@ def fulltext_matches(
         windowed = _windowed(conn, kind, match_expressions(query), filters, limit, window=window)
         return FullTextMatches(windowed, frozenset())
     fts = f"{TABLES[kind]}_fts"
-    records = conn.execute(f"SELECT count(*) FROM {fts}_docsize").fetchone()[0]
-    few = max(1, records // DISTINCTIVE_SHARE)
-    holders = dict(zip(parsed.terms, _holders(conn, fts, parsed.terms, rare, few), strict=True))
+    holders = dict(zip(parsed.terms, _holders(conn, fts, parsed.terms, rare), strict=True))
     counted = sorted(((n, term) for term, (n, _) in holders.items()), key=itemgetter(0))
     kept, frequent = _split(counted, rare)  # sorted stably: the query's order among equals
     if not kept:
@@ -234,26 +232,33 @@ def fulltext_matches(
 
 
 def _holders(
-    conn: sqlite3.Connection, fts: str, terms: Sequence[str], rare: int, few: int
+    conn: sqlite3.Connection, fts: str, terms: Sequence[str], rare: int
 ) -> list[tuple[int, list[int]]]:
     """For each of `terms`: how many records hold it, counted up to `rare` + 1 (more: a
-    frequent term), and which, when they are `few` at most (the term is distinctive). Two
-    statements for all the terms; a distinctive term's matches are walked once (a phrase of
-    common tokens, such as a path, costs a walk each), and the others' are counted in SQL."""
-    match = f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT ?"
-    firsts = ", ".join(f"(SELECT group_concat(rowid) FROM ({match}))" for _ in terms)
-    row = conn.execute(f"SELECT {firsts}", [v for t in terms for v in (t, few + 1)]).fetchone()
-    held = [[int(i) for i in ids.split(",")] if ids else [] for ids in row]
-    more = [term for term, ids in zip(terms, held, strict=True) if len(ids) > few]
-    counts: dict[str, int] = {}
-    if more:
-        counting = ", ".join(f"(SELECT count(*) FROM ({match}))" for _ in more)
-        values = [v for term in more for v in (term, rare + 1)]
-        counts = dict(zip(more, conn.execute(f"SELECT {counting}", values).fetchone(), strict=True))
-    return [
-        (counts[term], []) if len(ids) > few else (len(ids), ids)
-        for term, ids in zip(terms, held, strict=True)
-    ]
+    frequent term), and which, when one record in `DISTINCTIVE_SHARE` (one at least) holds it
+    at most (the term is distinctive). One statement: a term's first holders are read (a
+    distinctive term's matches are walked once: a phrase of common tokens, such as a path,
+    costs a walk each), and only past the distinctive ones are they counted on."""
+    match = f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT"
+    each = f"""(SELECT CASE WHEN count(*) <= (SELECT n FROM few)
+                   THEN coalesce(group_concat(rowid), '')
+                   ELSE (SELECT count(*) FROM ({match} ?)) END
+               FROM ({match} (SELECT n FROM few) + 1))"""
+    row = conn.execute(
+        # `SELECT count(*) FROM t` alone: SQLite counts the b-tree's entries, never the rows.
+        f"""WITH records(n) AS (SELECT count(*) FROM {fts}_docsize),
+                 few(n) AS (SELECT max(1, n / {DISTINCTIVE_SHARE}) FROM records)
+            SELECT {", ".join([each] * len(terms))}""",
+        [value for term in terms for value in (term, rare + 1, term)],
+    ).fetchone()
+    found: list[tuple[int, list[int]]] = []
+    for held in row:  # a count past the distinctive ones, else their ids
+        if isinstance(held, int):
+            found.append((held, []))
+        else:
+            ids = [int(i) for i in held.split(",")] if held else []
+            found.append((len(ids), ids))
+    return found
 
 
 def _split(counted: list[tuple[int, str]], rare: int) -> tuple[list[str], list[str]]:
