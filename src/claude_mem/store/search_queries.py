@@ -206,7 +206,7 @@ def fulltext_matches(
         windowed = _windowed(conn, kind, match_expressions(query), filters, limit, window=window)
         return FullTextMatches(windowed, frozenset())
     fts = f"{TABLES[kind]}_fts"
-    holders = dict(zip(parsed.terms, _holders(conn, fts, parsed.terms, rare), strict=True))
+    holders = dict(zip(parsed.terms, _holders(conn, TABLES[kind], parsed.terms, rare), strict=True))
     counted = sorted(((n, term) for term, (n, _) in holders.items()), key=itemgetter(0))
     kept, frequent = _split(counted, rare)  # sorted stably: the query's order among equals
     if not kept:
@@ -232,22 +232,23 @@ def fulltext_matches(
 
 
 def _holders(
-    conn: sqlite3.Connection, fts: str, terms: Sequence[str], rare: int
+    conn: sqlite3.Connection, table: str, terms: Sequence[str], rare: int
 ) -> list[tuple[int, list[int]]]:
     """For each of `terms`: how many records hold it, counted up to `rare` + 1 (more: a
     frequent term), and which, when one record in `DISTINCTIVE_SHARE` (one at least) holds it
     at most (the term is distinctive). One statement: a term's first holders are read (a
     distinctive term's matches are walked once: a phrase of common tokens, such as a path,
     costs a walk each), and only past the distinctive ones are they counted on."""
+    fts = f"{table}_fts"
     match = f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT"
     each = f"""(SELECT CASE WHEN count(*) <= (SELECT n FROM few)
                    THEN coalesce(group_concat(rowid), '')
                    ELSE (SELECT count(*) FROM ({match} ?)) END
                FROM ({match} (SELECT n FROM few) + 1))"""
     row = conn.execute(
-        # `SELECT count(*) FROM t` alone: SQLite counts the b-tree's entries, never the rows.
-        f"""WITH records(n) AS (SELECT count(*) FROM {fts}_docsize),
-                 few(n) AS (SELECT max(1, n / {DISTINCTIVE_SHARE}) FROM records)
+        # The store's size from its newest id (ids grow, deletes are few): one b-tree path,
+        # where a count reads every page of an index and evicts the doclists search reads.
+        f"""WITH few(n) AS (SELECT max(1, coalesce(max(id), 0) / {DISTINCTIVE_SHARE}) FROM {table})
             SELECT {", ".join([each] * len(terms))}""",
         [value for term in terms for value in (term, rare + 1, term)],
     ).fetchone()
