@@ -235,10 +235,10 @@ def _holders(
     conn: sqlite3.Connection, table: str, terms: Sequence[str], rare: int
 ) -> list[tuple[int, list[int]]]:
     """For each of `terms`: how many records hold it, counted up to `rare` + 1 (more: a
-    frequent term), and which, when one record in `DISTINCTIVE_SHARE` (one at least) holds it
-    at most (the term is distinctive). One statement: a term's first holders are read (a
-    distinctive term's matches are walked once: a phrase of common tokens, such as a path,
-    costs a walk each), and only past the distinctive ones are they counted on."""
+    frequent term), and which, when one record in `DISTINCTIVE_SHARE` (one at least, `rare` at
+    most) holds it at most (the term is distinctive). One statement: a term's first holders
+    are read (a distinctive term's matches are walked once: a phrase of common tokens, such as
+    a path, costs a walk each), and only past the distinctive ones are they counted on."""
     fts = f"{table}_fts"
     match = f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT"
     each = f"""(SELECT CASE WHEN count(*) <= (SELECT n FROM few)
@@ -248,9 +248,10 @@ def _holders(
     row = conn.execute(
         # The store's size from its newest id (ids grow, deletes are few): one b-tree path,
         # where a count reads every page of an index and evicts the doclists search reads.
-        f"""WITH few(n) AS (SELECT max(1, coalesce(max(id), 0) / {DISTINCTIVE_SHARE}) FROM {table})
+        f"""WITH few(n) AS (
+                SELECT max(1, min(?, coalesce(max(id), 0) / {DISTINCTIVE_SHARE})) FROM {table})
             SELECT {", ".join([each] * len(terms))}""",
-        [value for term in terms for value in (term, rare + 1, term)],
+        [rare, *(value for term in terms for value in (term, rare + 1, term))],
     ).fetchone()
     found: list[tuple[int, list[int]]] = []
     for held in row:  # a count past the distinctive ones, else their ids
