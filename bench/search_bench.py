@@ -153,7 +153,7 @@ QUERIES = [
 # A pasted bug report (60 words): a function and a file of the corpus among words that most of
 # its rows hold, and words none holds. Full text ranks every match of its rare terms.
 BUG_REPORT = (
-    "Since yesterday's deploy invoice_service_sync() raises a timeout when two workers claim "
+    "Since yesterday's big deploy invoice_service_sync() raises a timeout when two workers claim "
     "the same job: the scheduler retries without backoff and the payment is charged twice. The "
     "traceback points at src/core/invoice_service_12.py line 214, right after the stale cache "
     "entry is read. Tests still pass locally but CI fails intermittently, and rolling back the "
