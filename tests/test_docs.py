@@ -183,7 +183,9 @@ def behaviour_constants() -> list[tuple[str, str]]:
         f"waits for {number(embedding_task.QUIET_S)} s of calm and runs at nice "
         f"{embedding_task.BACKGROUND_NICE}",
         f"parked as `dead` after {consumer.MAX_ATTEMPTS} attempts",
-        f"only the newest {number(search_queries.FTS_WINDOW)} matches of a term are scored",
+        f"a term in more than {number(search_queries.RARE_MATCHES)} records is frequent",
+        f"the rarest others ({number(search_queries.RANKED_MATCHES)} at most)",
+        f"(or of exact parts alone) scores the newest {number(search_queries.FTS_WINDOW)} matches",
         f"a {number(embedding_task.POLL_S)} s poll catches the rest",
         f"Above {vectors.QUANTIZE_ABOVE // 1000}k rows the index stores int8 rows",
         f"(prompts weighted {hybrid.KIND_WEIGHT['prompt']})",

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from claude_mem.records import Summary
 from claude_mem.search.filters import build_filters, parse_time
-from claude_mem.search.hybrid import HybridSearcher, VectorIndexLike, parse_anchor
+from claude_mem.search.hybrid import PLACES, HybridSearcher, VectorIndexLike, fuse, parse_anchor
 from claude_mem.search.render import index_text, timeline_text
 from claude_mem.store import Database
 from claude_mem.store.observations import delete_observation
-from claude_mem.store.search_queries import TITLE_CHARS, SearchFilters
+from claude_mem.store.search_queries import TITLE_CHARS, Kind, SearchFilters
 from claude_mem.store.sessions import add_prompt
 from claude_mem.store.summaries import insert_summary
 from claude_mem.text import shorten
@@ -130,6 +130,29 @@ def fx(data_dir: Path) -> Fixture:
 
 
 # --- ranking -------------------------------------------------------------------------------
+
+
+def test_full_texts_distinctive_hits_rank_above_every_record_without_a_rare_word() -> None:
+    # Full text: a record with the query's rare word (no vector), and common-word matches.
+    kind: Kind = "observation"
+    rare = [(kind, n) for n in range(1, PLACES + 3)]
+    common = [(kind, n) for n in range(100, 140)]
+    fulltext = [(key, 9.0 - n / 10) for n, key in enumerate(rare)]
+    fulltext += [(key, 1.0) for key in common]
+    vectors = [(key, 0.9 - n / 100) for n, key in enumerate(common)]  # close, no rare word
+    query = "checkout gateway timeouts with quetzal"
+
+    def order(distinctive: set[tuple[Kind, int]]) -> list[tuple[Kind, int]]:
+        scores = fuse(query, fulltext, vectors, distinctive)
+        return sorted(scores, key=lambda key: -scores[key])
+
+    assert order(set())[0] in common  # plain prose: the vectors' neighbours come first
+    # Full text's best PLACES hits come first when distinctive, in full text's order; a
+    # distinctive hit further down stays where fusion puts it.
+    assert order(set(rare))[:PLACES] == rare[:PLACES]
+    assert order(set(rare))[PLACES] in common
+    assert order({rare[3]})[0] == rare[3]
+    assert order({rare[PLACES]})[0] in common
 
 
 def test_exact_identifier_wins_through_full_text(fx: Fixture) -> None:

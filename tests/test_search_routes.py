@@ -239,3 +239,40 @@ def test_hybrid_with_the_real_model(data_dir: Path) -> None:
         ).json()
         assert semantic["mode"] == "hybrid"
         assert f"#{target} " in semantic["context"]
+
+
+def test_a_record_with_the_rare_word_is_never_buried_under_vector_neighbours(
+    data_dir: Path,
+) -> None:
+    """40 records the model finds close to the query, and one holding the query's rare word
+    without a vector (a teammate's record not embedded yet): it ranks first, as in full text."""
+    with running_worker() as worker:
+        db, embedding = worker.state.db, worker.state.embedding
+        assert db is not None
+        assert embedding is not None
+        sid = session(db, "s-1", project="proj")
+        target = observation(
+            db, sid, title="Quetzal adapter drops the idempotency header",
+            narrative="Retries through the Quetzal adapter lost the key, so cards were charged "
+            "twice.",
+        )  # fmt: skip
+        gateway = "The checkout request to the payment gateway timed out under load; raised"
+        close = [
+            observation(
+                db,
+                sid,
+                title=f"Checkout times out at the payment gateway ({i})",
+                narrative=f"{gateway} the timeout and added a retry (case {i}).",
+            )
+            for i in range(40)
+        ]
+        assert embedding.wait_loaded(60)
+        embedding.notify()
+        wait_until(lambda: not embedding.status()["pending"], timeout=60)
+        assert embedding.index("observation").remove([target]) == 1
+        query = "checkout payment gateway timeouts with quetzal"
+        body = get(worker, "/api/search", query=query, limit=30)
+        assert body["mode"] == "hybrid"
+        ids = [hit["id"] for hit in body["hits"]]
+        assert ids[0] == target
+        assert set(ids[1:]) <= set(close)

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from claude_mem.records import Observation
 from claude_mem.store import Database
 from claude_mem.store.fulltext import (
     MAX_TOKENS,
@@ -15,6 +16,7 @@ from claude_mem.store.fulltext import (
     match_expressions,
     search_observations,
 )
+from claude_mem.store.observations import insert_observation
 from claude_mem.store.search_queries import SearchFilters, fulltext_ranked
 from tests.store_helpers import observation, session
 
@@ -166,8 +168,9 @@ def test_a_frequent_term_never_pushes_out_a_row_with_every_term(data_dir: Path) 
     old = observation(database, sid, title="Cache stampede when a hot key expires")
     for i in range(10):
         observation(database, sid, title=f"cache note {i}")
+    # Both terms frequent (in more than `rare` records): scored in windows.
     ranked = fulltext_ranked(
-        database.read(), "observation", "cache stampede", SearchFilters(), 3, window=5
+        database.read(), "observation", "cache stampede", SearchFilters(), 3, window=5, rare=0
     )
     assert ranked[0][0] == old
     assert len(ranked) == 3
@@ -182,10 +185,11 @@ def test_rows_with_every_term_are_scored_beyond_the_first_window(data_dir: Path)
         observation(database, sid, title=f"cache note {i}")
     new = [observation(database, sid, title=f"{title} again ({i})") for i in range(2)]
     ranked = fulltext_ranked(
-        database.read(), "observation", "cache stampede", SearchFilters(), 5, window=5
+        database.read(), "observation", "cache stampede", SearchFilters(), 5, window=5, rare=0
     )
-    # Scored: the newest five matches (`new`, the notes), then the five newest holding both
-    # terms older than those; the shorter `old` titles rank first, newest first.
+    # Both terms frequent, so scored in windows: the newest five matches (`new`, the notes),
+    # then the five newest holding both terms older than those; the shorter `old` titles
+    # rank first, newest first.
     assert [i for i, _ in ranked] == old[:0:-1]
     assert new[0] not in dict(ranked)
 
@@ -213,7 +217,7 @@ def test_any_unicode_query_never_errors(db: Database, query: str) -> None:
     assert isinstance(results, list)
 
 
-def test_frequent_terms_rank_only_the_most_recent_matches(data_dir: Path) -> None:
+def test_a_query_of_frequent_terms_alone_ranks_the_most_recent_matches(data_dir: Path) -> None:
     database = Database()
     sid = session(database)
     ids = [
@@ -221,20 +225,76 @@ def test_frequent_terms_rank_only_the_most_recent_matches(data_dir: Path) -> Non
     ]
     observation(database, sid, title="unrelated")
     conn = database.read()
-    everything = fulltext_ranked(conn, "observation", "cache", SearchFilters(), 100, window=100)
-    assert sorted(i for i, _ in everything) == ids
+
+    def ranked(
+        query: str, limit: int, window: int, filters: SearchFilters | None = None
+    ) -> list[int]:
+        # rare=0: every term counts as frequent (in more than 0 records).
+        filters = filters or SearchFilters()
+        found = fulltext_ranked(conn, "observation", query, filters, limit, window=window, rare=0)
+        return [i for i, _ in found]
+
+    assert sorted(ranked("cache", 100, 100)) == ids
     # Only the newest `window` matches are scored; the best `limit` of them come back.
-    recent = fulltext_ranked(conn, "observation", "cache", SearchFilters(), 3, window=5)
+    recent = ranked("cache", 3, 5)
     assert len(recent) == 3
-    assert {i for i, _ in recent} <= set(ids[-5:])
+    assert set(recent) <= set(ids[-5:])
     # Filtered, the window counts matches that pass the filters: p1's newest four.
-    p1 = fulltext_ranked(conn, "observation", "cache", SearchFilters(projects=("p1",)), 4, window=4)
-    assert sorted(i for i, _ in p1) == ids[-8:][1::2]
+    assert sorted(ranked("cache", 4, 4, SearchFilters(projects=("p1",)))) == ids[-8:][1::2]
     # The window never cuts below the limit asked for.
-    assert len(fulltext_ranked(conn, "observation", "cache", SearchFilters(), 30, window=5)) == 30
+    assert len(ranked("cache", 30, 5)) == 30
     # A row with every term is scored though older than the window, and ranks first.
-    few = fulltext_ranked(conn, "observation", "cache note 7", SearchFilters(), 6, window=5)
-    assert [i for i, _ in few] == [ids[7], *reversed(ids[-5:])]
+    assert ranked("cache note 7", 6, 5) == [ids[7], *reversed(ids[-5:])]
+
+
+def test_a_rare_term_ranks_every_match_and_the_frequent_ones_follow(data_dir: Path) -> None:
+    database = Database()
+    sid = session(database)
+    ids = [observation(database, sid, title=f"cache note {i}") for i in range(40)]
+    conn = database.read()
+    # `7` is in one record, `cache` and `note` in more than `rare`: the rare term's record
+    # ranks first, the frequent terms' newest matches follow it unscored.
+    found = fulltext_ranked(conn, "observation", "cache note 7", SearchFilters(), 6, rare=10)
+    assert found[0][0] == ids[7]
+    assert found[0][1] > 0
+    assert found[1:] == [(i, 0.0) for i in reversed(ids[-5:])]
+    # Everything rare (a small store): BM25 over every match of every term, as FTS5 ranks it.
+    every = fulltext_ranked(conn, "observation", "cache note 7", SearchFilters(), 40)
+    assert every[0][0] == ids[7]
+    assert sorted(i for i, _ in every) == ids
+
+
+def test_an_old_record_with_the_rare_words_outranks_a_thousand_newer_common_ones(
+    data_dir: Path,
+) -> None:
+    database = Database()
+    sid = session(database)
+    old = observation(
+        database,
+        sid,
+        title="Invoice export drops the Zloty sign",
+        narrative="The CSV writer encoded the currency column as latin-1, so the sign of the "
+        "Polish zloty was dropped; it writes utf-8 with a BOM now.",
+    )
+    with database.write() as conn:
+        for i in range(1200):
+            insert_observation(conn, Observation(
+                session_id=sid, project="proj", type="bugfix",
+                title=f"Invoice export fixed ({i})",
+                narrative="The export of the invoice list failed on a currency column; fixed "
+                f"the writer and the test (case {i}).",
+            ))  # fmt: skip
+    report = (
+        "Bug report from a customer: when I run the invoice export for our Warsaw office the "
+        "CSV file opens in Excel with the currency column broken. Every amount in zloty shows "
+        "a question mark instead of the sign, the writer seems to use the wrong encoding and "
+        "the export test still passes. Steps: create an invoice in PLN, export the invoice "
+        "list, open the file."
+    )
+    assert len(report.split()) >= 60
+    found = fulltext_ranked(database.read(), "observation", report, SearchFilters(), 20)
+    assert found[0][0] == old
+    assert len(found) == 20
 
 
 def stack_trace(frames: int = 150) -> str:

@@ -181,18 +181,29 @@ def test_team_scores_are_the_local_fusion_of_the_servers_ranks(
     vector = embedder.embed([query])[0].tolist()
     result = searcher.search(query, vector, limit=10)
     literal = "[" + ",".join(str(x) for x in vector) + "]"
-    words = " || ".join(["plainto_tsquery('claude_mem.code', %s)"] * 4)
+    each = ["settings", "file", "crash", "deploys"]
+    word = "plainto_tsquery('claude_mem.code', %s)"
+    holds = ", ".join(f"tsv @@ {word}" for _ in each)
     with pg.connect(alice.url) as conn:
         rows = conn.execute(
-            f"""SELECT seq, kind, ts_rank_cd(tsv, q), 1 - (embedding <=> %s::vector), tsv @@ q
-                FROM claude_mem.records, (SELECT {words} AS q) words""",
-            (literal, "settings", "file", "crash", "deploys"),
+            f"""SELECT seq, kind, ts_rank_cd(tsv, q), 1 - (embedding <=> %s::vector), tsv @@ q,
+                       {holds}
+                FROM claude_mem.records, (SELECT {" || ".join([word] * 4)} AS q) words""",
+            (literal, *each, *each),
         ).fetchall()
     keys: list[tuple[Kind, int]] = [(KINDS[str(row[1])], int(str(row[0]))) for row in rows]
-    fulltext = [(key, float(str(r[2]))) for key, r in zip(keys, rows, strict=True) if r[4]]
+    # A word one record holds (of these three) is distinctive: its records rank first.
+    rare = [n for n in range(len(each)) if sum(bool(row[5 + n]) for row in rows) == 1]
+    distinctive = {key for key, r in zip(keys, rows, strict=True) if any(r[5 + n] for n in rare)}
+    best = max(float(str(r[2])) for r in rows if r[4])
+    fulltext = [
+        (key, float(str(r[2])) + (best if key in distinctive else 0.0))
+        for key, r in zip(keys, rows, strict=True)
+        if r[4]
+    ]
     similar = [(key, float(str(r[3]))) for key, r in zip(keys, rows, strict=True)]
     vectors = [(key, value) for key, value in similar if value >= MIN_SIMILARITY]
-    expected = fuse(query, fulltext, vectors)
+    expected = fuse(query, fulltext, vectors, distinctive)
     assert {(h.kind, h.id): h.score for h in result.hits} == {
         key: round(score, 6) for key, score in expected.items()
     }
@@ -273,6 +284,38 @@ def test_forgotten_records_are_gone_and_superseded_ones_weigh_less(
     assert [h.title for h in after] == [successor.title, RETRY.title]
     assert after[1].score == pytest.approx(before[0].score / 2, abs=1e-6)
     assert CACHE.title not in titles(searcher.search("", None))
+
+
+def test_a_record_with_the_rare_word_is_never_buried_under_vector_neighbours(
+    alice: Member, embedder: Embedder, searcher: team_search.TeamSearcher
+) -> None:
+    """40 records close to the query, and an older one holding its rare word without a vector
+    (pushed before it was embedded): it ranks first, as in full text."""
+    target = Record(
+        "Quetzal adapter drops the idempotency header",
+        "Retries through the Quetzal adapter lost the key, so cards were charged twice.",
+        created_at=T0 - 60_000,
+    )
+    gateway = "The checkout request to the payment gateway timed out under load; raised"
+    close = [
+        Record(
+            f"Checkout times out at the payment gateway ({i})",
+            f"{gateway} the timeout and added a retry (case {i}).",
+            created_at=T0 + i,
+        )
+        for i in range(40)
+    ]
+    origin, *_ = push(alice, embedder, target, *close)
+    with pg.connect(alice.url) as conn, conn.transaction():
+        conn.execute(
+            "UPDATE claude_mem.records SET embedding = NULL WHERE origin_id = %s", (origin,)
+        )
+    query = "checkout payment gateway timeouts with quetzal"
+    result = searcher.search(query, embedder.embed([query])[0].tolist(), limit=30)
+    assert result.mode == "hybrid"
+    assert titles(result)[0] == target.title
+    assert set(titles(result)[1:]) <= {record.title for record in close}
+    assert titles(searcher.search(query, None))[0] == target.title
 
 
 def test_an_unreachable_server_is_an_error_not_a_hang(dead: DeadPort) -> None:

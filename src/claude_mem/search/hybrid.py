@@ -14,7 +14,9 @@ Both source weights are 1.0 (a record both lists agree on beats one either list 
 alone: an exact identifier wins through full text, a paraphrase through vectors), except
 that a query in plain prose, naming no quoted phrase, path or identifier, weighs full text
 `PROSE_FULLTEXT_WEIGHT` when vectors answer too: its matches are any-word matches, and
-meaning is what vectors measure (bench/memory_quality.py). Prompts weigh 0.8 (a question is
+meaning is what vectors measure (bench/memory_quality.py). Yet full text's best few hits that
+hold one of the query's distinctive words (few records hold it) never rank below the records
+without one, however close the vectors find those (`fuse`). Prompts weigh 0.8 (a question is
 a weaker answer than a finding). An observation a
 newer one superseded (`store.supersede`) scores `SUPERSEDED_WEIGHT` of that: still found,
 and labelled with its successor, but below every current record of comparable relevance,
@@ -34,11 +36,11 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from operator import itemgetter
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, NamedTuple, Protocol, cast
 
 from claude_mem import log
 from claude_mem.store import search_queries as sq
@@ -53,6 +55,7 @@ PROSE_FULLTEXT_WEIGHT = 0.3
 KIND_WEIGHT: dict[str, float] = {"observation": 1.0, "summary": 1.0, "prompt": 0.8}
 SUPERSEDED_WEIGHT = 0.5  # halved: below the current records within about RRF_K ranks of it
 CANDIDATES = 200  # per kind and per source; bounds work on very frequent terms
+PLACES = 5  # full text's best hits with a rare word: never below the records without one
 MIN_SIMILARITY = 0.25
 """The cosine similarity below which a vector hit is noise, not a match.
 
@@ -73,6 +76,14 @@ NO_FILTERS = SearchFilters()
 Mode = Literal["hybrid", "fulltext", "recent"]
 Found = tuple[tuple[Kind, int], float]
 """A source's match: (kind, id) and its value there (BM25 relevance or cosine), higher better."""
+
+
+class FullText(NamedTuple):
+    """The full-text half: its matches, best first, and the keys among them that hold one of
+    the query's distinctive terms (`search_queries.DISTINCTIVE_SHARE`)."""
+
+    ranked: list[Found]
+    distinctive: set[tuple[Kind, int]]
 
 
 class VectorIndexLike(Protocol):
@@ -209,7 +220,7 @@ class HybridSearcher:
         self, kinds: Sequence[Kind], query: str, filters: SearchFilters, limit: int, offset: int
     ) -> SearchResult:
         fulltext, vectors = self._sources(kinds, query, filters)
-        scores = fuse(query, fulltext, vectors)
+        scores = fuse(query, fulltext.ranked, vectors, fulltext.distinctive)
         if filters.as_of is None:  # as of a date, all that is found held then
             observations = [record_id for kind, record_id in scores if kind == "observation"]
             newer_first(scores, sq.superseded(self.conn, observations))
@@ -270,7 +281,7 @@ class HybridSearcher:
 
     def _sources(
         self, kinds: Sequence[Kind], query: str, filters: SearchFilters
-    ) -> tuple[list[Found], list[Found] | None]:
+    ) -> tuple[FullText, list[Found] | None]:
         """(full-text, vector) matches; vectors None when they can't answer. With vectors,
         the full-text half runs in a pool thread, on that thread's own connection, while this
         one embeds the query, applies the filters and scans the index (SQLite, numpy and ONNX
@@ -285,14 +296,13 @@ class HybridSearcher:
             fulltext = pending.result()
         return fulltext, vectors
 
-    def _fulltext(self, kinds: Sequence[Kind], query: str, filters: SearchFilters) -> list[Found]:
-        return [
-            ((kind, record_id), relevance)
-            for kind in kinds
-            for record_id, relevance in sq.fulltext_ranked(
-                self.conn, kind, query, filters, self.candidates
-            )
-        ]
+    def _fulltext(self, kinds: Sequence[Kind], query: str, filters: SearchFilters) -> FullText:
+        found = FullText([], set())
+        for kind in kinds:
+            matches = sq.fulltext_matches(self.conn, kind, query, filters, self.candidates)
+            found.ranked.extend(((kind, record_id), value) for record_id, value in matches.ranked)
+            found.distinctive.update((kind, record_id) for record_id in matches.distinctive)
+        return found
 
     def _vectors(self, kinds: Sequence[Kind], vector: Any, filters: SearchFilters) -> list[Found]:
         return [
@@ -392,22 +402,37 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def fuse(
-    query: str, fulltext: Sequence[Found], vectors: Sequence[Found] | None
+    query: str,
+    fulltext: Sequence[Found],
+    vectors: Sequence[Found] | None,
+    distinctive: Collection[tuple[Kind, int]] = (),
 ) -> dict[tuple[Kind, int], float]:
     """The reciprocal-rank fusion of the module docstring: each key's summed score over the
     sources (`vectors` None when they did not answer), before any supersede weighting. Local
-    and team search (team/search.py) both rank through it."""
-    if vectors is None:
-        sources = [(FULLTEXT_WEIGHT, fulltext)]
-    else:
-        prose = not names_exact(query)
-        sources = [(PROSE_FULLTEXT_WEIGHT if prose else FULLTEXT_WEIGHT, fulltext),
-                   (VECTOR_WEIGHT, vectors)]  # fmt: skip
+    and team search (team/search.py) both rank through it.
+
+    Full text's best `PLACES` hits that are `distinctive` (hold a term few records hold: the
+    query's rare words) count as at least as close as the best record without them: each
+    scores that record's score plus its own full-text share, so records the vectors find close
+    never bury one that has the query's rare words (one not embedded yet, or one its vector
+    doesn't favour), and full text's order holds among them. (Deeper in full text's ranking
+    a rare word is as often a stray one: there fusion decides.)"""
+    weight = FULLTEXT_WEIGHT
+    if vectors is not None and not names_exact(query):
+        weight = PROSE_FULLTEXT_WEIGHT
+    sources = [(weight, fulltext), (VECTOR_WEIGHT, vectors or ())]
     scores: dict[tuple[Kind, int], float] = {}
     get = scores.get
-    for weight, found in sources:
+    for source_weight, found in sources:
         for key, rank, ratio in _ranks(found):
-            scores[key] = get(key, 0.0) + KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
+            share = KIND_WEIGHT[key[0]] * source_weight * ratio / (RRF_K + rank)
+            scores[key] = get(key, 0.0) + share
+    if vectors and distinctive:
+        closest = max((v for key, v in scores.items() if key not in distinctive), default=0.0)
+        for key, rank, ratio in _ranks(fulltext)[:PLACES]:
+            if key in distinctive:
+                share = KIND_WEIGHT[key[0]] * weight * ratio / (RRF_K + rank)
+                scores[key] = max(scores[key], closest + share)
     return scores
 
 

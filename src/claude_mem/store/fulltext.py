@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import re
 import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from claude_mem.store.rows import row_dicts, safe_text
@@ -93,32 +95,55 @@ def names_exact(query: str) -> bool:
     return bool(phrases or exact)
 
 
+@dataclass(frozen=True, slots=True)
+class QueryTerms:
+    """What full text makes of a query: the FTS5 clauses every match must satisfy (its quoted
+    phrases; one of its paths and identifiers) and the quoted phrases that rank (all of them;
+    `all_required` when none is a free word)."""
+
+    required: tuple[str, ...]
+    terms: tuple[str, ...]
+    all_required: bool
+
+    def any_of(self, terms: Sequence[str]) -> str:
+        """The MATCH string of the rows that satisfy every required clause and hold any of
+        `terms` (of `self.terms`); just the required clauses when every term is one."""
+        if self.all_required:
+            return " AND ".join(self.required)
+        return " AND ".join([*self.required, "(" + " OR ".join(terms) + ")"])
+
+
 @functools.lru_cache(maxsize=64)
-def match_expressions(query: str) -> tuple[str, ...]:
-    """The FTS5 MATCH strings whose matches `query` ranks, all with the same phrases (so BM25
-    scores agree): rows with any of its terms, then, with several terms, rows with all of them
-    (so a window over the first never drops a row that has everything). Empty when nothing
-    in `query` counts. Cached: a search asks once per kind, and fusion asks `names_exact`."""
+def query_terms(query: str) -> QueryTerms | None:
+    """`query`'s terms (see the module docstring); None when nothing in it counts. Cached: a
+    search asks once per kind, and fusion asks `names_exact`."""
     text = safe_text(clip_query(query)).replace("\x00", " ")
     phrases, exact, words = _parts(text)
     if len(phrases) + len(exact) + len(words) > MAX_TOKENS:
         phrases, exact, words = [], [], distinctive_terms(text)
-    terms = [_phrase(part) for part in (*phrases, *exact, *words)]
+    terms = tuple(_phrase(part) for part in (*phrases, *exact, *words))
     if not terms:
-        return ()
+        return None
     required = [_phrase(p) for p in phrases]
     if exact:
         required.append("(" + " OR ".join(_phrase(e) for e in exact) + ")")
-    if not words and required:
-        # Every term is required already: each phrase once (a phrase of common tokens, such as
-        # a path, costs a pass over their rows per copy), in both expressions alike.
-        expressions = [" AND ".join(required)]
-        if len(terms) > 1:
-            expressions.append("(" + " AND ".join(terms) + ")")
-        return tuple(expressions)
-    expressions = [" AND ".join([*required, "(" + " OR ".join(terms) + ")"])]
+    return QueryTerms(tuple(required), terms, all_required=not words)
+
+
+def match_expressions(query: str) -> tuple[str, ...]:
+    """The FTS5 MATCH strings whose matches `query` ranks, all with the same phrases (so BM25
+    scores agree): rows with any of its terms, then, with several terms, rows with all of them
+    (so a window over the first never drops a row that has everything). Empty when nothing
+    in `query` counts. A query of exact parts alone names each phrase once in each (a phrase
+    of common tokens, such as a path, costs a pass over their rows per copy)."""
+    parsed = query_terms(query)
+    if parsed is None:
+        return ()
+    terms = parsed.terms
+    expressions = [parsed.any_of(terms)]
     if len(terms) > 1:
-        expressions.append(" AND ".join([*required, "(" + " AND ".join(terms) + ")"]))
+        every = "(" + " AND ".join(terms) + ")"
+        expressions.append(" AND ".join([*(() if parsed.all_required else parsed.required), every]))
     return tuple(expressions)
 
 

@@ -9,12 +9,12 @@ full-text queries go through `fulltext.match_expressions`, so any text is search
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
-from claude_mem.store.fulltext import match_expressions
+from claude_mem.store.fulltext import match_expressions, query_terms
 from claude_mem.store.rows import JSON_LIST_FIELDS, json_list, row_dicts
 from claude_mem.vocabulary import HISTORY_SOURCE
 
@@ -34,8 +34,18 @@ TITLE_CHARS = 160
 # Summary and prompt titles are read as a prefix this long; `claude_mem.text.shorten` cuts them
 # to TITLE_CHARS at a word boundary (search.hybrid), the same for every client.
 _TITLE_PREFIX = 4 * TITLE_CHARS + 1
-# Ranked full-text matches per kind and pass at most: the most recent ones (see
-# fulltext_ranked; bench/search_bench.py measures what a smaller window costs in BM25 terms).
+# Full text prunes a query's terms by how many records hold them (see fulltext_ranked): a term
+# in more than RARE_MATCHES records is frequent (counting costs a walk of that many matches per
+# term), and BM25 ranks every match of the rare terms, rarest first while they number
+# RANKED_MATCHES at most (about 2 µs a match and phrase, bench/search_bench.py). A query of
+# frequent terms alone is scored in windows of FTS_WINDOW: the most recent matches (the bench
+# measures what that costs in BM25 terms).
+RARE_MATCHES = 200
+RANKED_MATCHES = 2000
+# A term that one record in DISTINCTIVE_SHARE holds at most (one record at least) is
+# distinctive: full text's best hits that hold one are never buried under records the vectors
+# find close (`search.hybrid.fuse`). In a small store only a word of one record is.
+DISTINCTIVE_SHARE = 1000
 FTS_WINDOW = 500
 # Index-row columns per kind, all aliased to one shape; `chars` measures the full record;
 # `author` and `origin_id`: the member a row pulled from the team came from and its id on
@@ -155,6 +165,11 @@ def _from(kind: Kind, needs_session: bool) -> str:
     return f"{TABLES[kind]} r{join}"
 
 
+class FullTextMatches(NamedTuple):
+    ranked: list[tuple[int, float]]  # (id, BM25 relevance, higher is better), best first
+    distinctive: frozenset[int]  # the ids among them holding a distinctive term
+
+
 def fulltext_ranked(
     conn: sqlite3.Connection,
     kind: Kind,
@@ -163,37 +178,150 @@ def fulltext_ranked(
     limit: int = 200,
     *,
     window: int | None = None,
+    rare: int = RARE_MATCHES,
 ) -> list[tuple[int, float]]:
     """(id, BM25 relevance, higher is better) of `kind` records that `query` finds under
-    `filters` (any of its terms, every exact part it requires: see `fulltext`), best first.
+    `filters`, best first: `fulltext_matches`'s ranking."""
+    return fulltext_matches(conn, kind, query, filters, limit, window=window, rare=rare).ranked
 
-    BM25 costs time per scored match, so a very frequent term would cost time in proportion
-    to the corpus (bench/search_bench.py). Only the newest `window` (default
-    `FTS_WINDOW`) matches that pass the filters are scored: FTS5 walks the doclist newest
-    first (rowids grow with time) and stops there, filters apply during the walk, and one pass
-    does it all (a phrase of common tokens, such as a path, is costly to evaluate even when
-    it matches little). A very frequent term is weak evidence anyway; vectors (exact under
-    filters) and recency decide among its matches, and older matches are left to them. The
-    records holding every term are scored too, the newest `window` of them older than that
-    window (the newer ones were in it), so a frequent term in the query never pushes out a
-    record that has all of it.
-    """
-    expressions = match_expressions(query)
-    if not expressions:
-        return []
-    window = FTS_WINDOW if window is None else window
+
+def fulltext_matches(
+    conn: sqlite3.Connection,
+    kind: Kind,
+    query: str,
+    filters: SearchFilters,
+    limit: int = 200,
+    *,
+    window: int | None = None,
+    rare: int = RARE_MATCHES,
+) -> FullTextMatches:
+    """The `kind` records that `query` finds under `filters` (any of its terms, every exact
+    part it requires: see `fulltext`), ranked, and which of them hold one of its distinctive
+    terms (`DISTINCTIVE_SHARE`).
+
+    BM25 costs time per scored match and phrase (bench/search_bench.py), so terms are pruned
+    by how many records hold them, never by age: a term in more than `rare` records is
+    frequent; the others are kept rarest first while their matches together number at most
+    `RANKED_MATCHES`, and every match of those is ranked by BM25 over them (FTS5
+    ranks the whole doclist). The terms left out weigh least in BM25 (as MaxScore prunes), so
+    an old record holding a pasted bug report's rare words is found however many newer ones
+    hold its common words. When the rare terms' matches are fewer than `limit`, the newest
+    matches of the frequent terms follow them unscored (relevance 0: left to vectors and
+    recency). A query whose every term is frequent is ranked as before: `_windowed`."""
+    parsed = query_terms(query)
+    if parsed is None:
+        return FullTextMatches([], frozenset())
+    if parsed.all_required:  # every match holds every term: the matches are few or alike
+        windowed = _windowed(conn, kind, match_expressions(query), filters, limit, window=window)
+        return FullTextMatches(windowed, frozenset())
+    fts = f"{TABLES[kind]}_fts"
+    holders = dict(zip(parsed.terms, _holders(conn, TABLES[kind], parsed.terms, rare), strict=True))
+    counted = sorted(((n, term) for term, (n, _) in holders.items()), key=itemgetter(0))
+    kept, frequent = _split(counted, rare)  # sorted stably: the query's order among equals
+    if not kept:
+        if not frequent:
+            return FullTextMatches([], frozenset())
+        windowed = _windowed(conn, kind, match_expressions(query), filters, limit, window=window)
+        return FullTextMatches(windowed, frozenset())
+    source, conditions, params = _matching(kind, filters)
+    sql = f"""SELECT {fts}.rowid, -{fts}.rank FROM {source} WHERE {conditions}
+              ORDER BY {fts}.rank, {fts}.rowid DESC LIMIT ?"""
+    ranked: list[tuple[int, float]] = conn.execute(
+        sql, (parsed.any_of(kept), *params, limit)
+    ).fetchall()
+    if frequent and len(ranked) < limit:
+        seen = {rowid for rowid, _ in ranked}
+        newest = (
+            f"SELECT {fts}.rowid FROM {source} WHERE {conditions} ORDER BY {fts}.rowid DESC LIMIT ?"
+        )
+        rows = conn.execute(newest, (parsed.any_of(frequent), *params, limit)).fetchall()
+        ranked += [(rowid, 0.0) for (rowid,) in rows if rowid not in seen][: limit - len(ranked)]
+    holding = {rowid for _, ids in holders.values() for rowid in ids}
+    return FullTextMatches(ranked, frozenset(rowid for rowid, _ in ranked if rowid in holding))
+
+
+def _holders(
+    conn: sqlite3.Connection, table: str, terms: Sequence[str], rare: int
+) -> list[tuple[int, list[int]]]:
+    """For each of `terms`: how many records hold it, counted up to `rare` + 1 (more: a
+    frequent term), and which, when one record in `DISTINCTIVE_SHARE` (one at least, `rare` at
+    most) holds it at most (the term is distinctive). One statement: a term's first holders
+    are read (a distinctive term's matches are walked once: a phrase of common tokens, such as
+    a path, costs a walk each), and only past the distinctive ones are they counted on."""
+    fts = f"{table}_fts"
+    match = f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? LIMIT"
+    each = f"""(SELECT CASE WHEN count(*) <= (SELECT n FROM few)
+                   THEN coalesce(group_concat(rowid), '')
+                   ELSE (SELECT count(*) FROM ({match} ?)) END
+               FROM ({match} (SELECT n FROM few) + 1))"""
+    row = conn.execute(
+        # The store's size from its newest id (ids grow, deletes are few): one b-tree path,
+        # where a count reads every page of an index and evicts the doclists search reads.
+        f"""WITH few(n) AS (
+                SELECT max(1, min(?, coalesce(max(id), 0) / {DISTINCTIVE_SHARE})) FROM {table})
+            SELECT {", ".join([each] * len(terms))}""",
+        [rare, *(value for term in terms for value in (term, rare + 1, term))],
+    ).fetchone()
+    found: list[tuple[int, list[int]]] = []
+    for held in row:  # a count past the distinctive ones, else their ids
+        if isinstance(held, int):
+            found.append((held, []))
+        else:
+            ids = [int(i) for i in held.split(",")] if held else []
+            found.append((len(ids), ids))
+    return found
+
+
+def _split(counted: list[tuple[int, str]], rare: int) -> tuple[list[str], list[str]]:
+    """(kept, frequent) among the terms some record holds: the rare ones, rarest first, while
+    their matches together number at most `RANKED_MATCHES`; then the rest."""
+    kept: list[str] = []
+    total = 0
+    for position, (matches, term) in enumerate(counted):
+        if matches > rare or total + matches > RANKED_MATCHES:
+            return kept, [t for n, t in counted[position:] if n]
+        if matches:
+            kept.append(term)
+            total += matches
+    return kept, []
+
+
+def _matching(kind: Kind, filters: SearchFilters) -> tuple[str, str, list[object]]:
+    """(FROM clause, WHERE conditions with one MATCH parameter first, the filters' parameters)
+    of `kind`'s full-text matches under `filters`."""
     fts = f"{TABLES[kind]}_fts"
     where, params, needs_session = _where(kind, filters)
     if where == "1":
-        source, conditions = fts, f"{fts} MATCH ?"
-    else:
-        session_join = " JOIN sessions s ON s.id = r.session_id" if needs_session else ""
-        # Without statistics the planner reads each whole row; the covering index is enough
-        # unless a filter looks inside the JSON lists.
-        covered = kind == "observation" and not (filters.concepts or filters.files)
-        hint = " INDEXED BY idx_observations_search_filters" if covered else ""
-        source = f"{fts} JOIN {TABLES[kind]} r{hint} ON r.id = {fts}.rowid{session_join}"
-        conditions = f"{fts} MATCH ? AND {where}"
+        return fts, f"{fts} MATCH ?", params
+    session_join = " JOIN sessions s ON s.id = r.session_id" if needs_session else ""
+    # Without statistics the planner reads each whole row; the covering index is enough
+    # unless a filter looks inside the JSON lists.
+    covered = kind == "observation" and not (filters.concepts or filters.files)
+    hint = " INDEXED BY idx_observations_search_filters" if covered else ""
+    source = f"{fts} JOIN {TABLES[kind]} r{hint} ON r.id = {fts}.rowid{session_join}"
+    return source, f"{fts} MATCH ? AND {where}", params
+
+
+def _windowed(
+    conn: sqlite3.Connection,
+    kind: Kind,
+    expressions: tuple[str, ...],
+    filters: SearchFilters,
+    limit: int,
+    *,
+    window: int | None,
+) -> list[tuple[int, float]]:
+    """A query of frequent terms alone: each term is weak evidence and ranking all of their
+    matches would cost time in proportion to the corpus, so only the newest `window` (default
+    `FTS_WINDOW`) matches that pass the filters are scored: FTS5 walks the doclist newest
+    first (rowids grow with time) and stops there, filters apply during the walk, and one pass
+    does it all (a phrase of common tokens, such as a path, is costly to evaluate even when it
+    matches little). Vectors (exact under filters) and recency decide among its matches. The
+    records holding every term are scored too, the newest `window` of them older than that
+    window (the newer ones were in it), so no frequent term pushes out a record with all."""
+    window = FTS_WINDOW if window is None else window
+    fts = f"{TABLES[kind]}_fts"
+    source, conditions, params = _matching(kind, filters)
     newest = f"SELECT {fts}.rowid, {fts}.rank FROM {source} WHERE {conditions}"
     older = f"{newest} AND {fts}.rowid < ?"
     size = max(window, limit)

@@ -7,10 +7,13 @@ row-level security decides what comes back: the member's team, its shared projec
 Two candidate lists, as locally (`search.hybrid`): full text (`tsv @@` the query's words,
 ranked with `ts_rank_cd`) and vectors (cosine distance to the query's embedding through the
 HNSW index, `MIN_SIMILARITY` as the floor), each bounded by `CANDIDATES` per kind, then fused
-by `hybrid.fuse` — the same function local search calls. Full text works as locally: any of
-the query's words matches; the newest `FTS_WINDOW` matches are scored and, older than those,
-the newest `FTS_WINDOW` holding every word, so a frequent word costs a bounded scan and never
-pushes out a record that has them all. Row-level security would keep a member's own
+by `hybrid.fuse` — the same function local search calls. Full text: any of the query's words
+matches; the newest `FTS_WINDOW` matches are scored and, older than those, the newest
+`FTS_WINDOW` holding every word, so a frequent word costs a bounded scan and never pushes out a
+record that has them all; and the records holding a word that few hold (`DISTINCTIVE_SHARE`,
+as locally) are scored whatever their age and rank first: the server's `ts_rank_cd` knows no
+rarity, and a record with the query's rare words must not wait behind newer common ones, nor
+behind the vectors' neighbours in fusion. Row-level security would keep a member's own
 statement off the GIN index (`@@` is not leakproof), so the schema's `claude_mem.matching`
 (SECURITY DEFINER, the read policy's own conditions) picks those records, from the narrow
 `record_words` the server keeps beside `records`; the member's statement reads and ranks
@@ -41,6 +44,7 @@ from claude_mem.search.hybrid import (
     NO_FILTERS,
     SUPERSEDED_WEIGHT,
     Found,
+    FullText,
     Hit,
     SearchResult,
     fuse,
@@ -49,7 +53,7 @@ from claude_mem.search.hybrid import (
     page_candidates,
 )
 from claude_mem.store.fulltext import clip_query, distinctive_terms
-from claude_mem.store.search_queries import FTS_WINDOW, Kind, SearchFilters
+from claude_mem.store.search_queries import DISTINCTIVE_SHARE, FTS_WINDOW, Kind, SearchFilters
 from claude_mem.team import pg, schema
 from claude_mem.team.records import TeamRecord, local_record
 
@@ -110,36 +114,70 @@ def _fulltext(
     query: str,
     params: dict[str, object],
     kinds: Sequence[Kind],
-) -> tuple[list[Found], set[int]]:
-    """(kind, seq) and ts_rank_cd of the best full-text matches, per kind; the superseded.
+) -> tuple[FullText, set[int]]:
+    """The best full-text matches per kind, (kind, seq) and ts_rank_cd, with those holding one
+    of the query's distinctive words; the superseded.
 
     Scored: the newest FTS_WINDOW matches of any word (an OR of each word's tsquery: a path or
     an identifier's parts all together), and, with several words and that window full, the
-    newest FTS_WINDOW older ones holding them all. The schema's `matching` finds them
-    through the GIN index (a member's own statement can't use it under row-level security);
-    this statement, the member's, reads their ranks by primary key (an array, so it is an
-    index condition, never a join over the whole table), row-level security applying."""
+    newest FTS_WINDOW older ones holding them all; and, whatever their age, the records
+    holding a distinctive word (`_distinctive`), ranked above the rest. The schema's `matching`
+    finds them through the GIN index (a member's own statement can't use it under row-level
+    security); this statement, the member's, reads their ranks by primary key (an array, so it
+    is an index condition, never a join over the whole table), row-level security applying."""
     words = distinctive_terms(query)
     if not words:
-        return [], set()
+        return FullText([], set()), set()
     values = {f"word_{n}": word for n, word in enumerate(words)} | {"word_all": " ".join(words)}
     any_q = " || ".join(_WORDS.format(n=n) for n in range(len(words)))
     all_q = _WORDS.format(n="all") if len(words) > 1 else "NULL"
     matching = f"claude_mem.matching(({any_q}), ({all_q}), %(window)s, {_FILTER_ARGS})"
+    rare = _distinctive(conn, {**params, **values}, len(words))
+    relevance = "ts_rank_cd(r.tsv, q.words)"
+    first = "r.seq = ANY(%(rare)s::bigint[])"
     sql = f"""
         SELECT kind, seq, relevance, superseded FROM (
-            SELECT r.kind, r.seq, ts_rank_cd(r.tsv, q.words) AS relevance,
-                   {_SUPERSEDED} AS superseded,
+            SELECT r.kind, r.seq, {relevance} AS relevance, {_SUPERSEDED} AS superseded,
                    row_number() OVER (PARTITION BY r.kind
-                                      ORDER BY ts_rank_cd(r.tsv, q.words) DESC, r.seq DESC) AS n
+                                      ORDER BY {first} DESC, {relevance} DESC, r.seq DESC) AS n
             FROM claude_mem.records r, (SELECT {any_q} AS words) q
-            WHERE r.seq = ANY (ARRAY(SELECT {matching}))) ranked
+            WHERE r.seq = ANY (ARRAY(SELECT {matching}) || %(rare)s::bigint[])) ranked
         WHERE n <= %(candidates)s
     """
-    found = {**params, **values, "window": FTS_WINDOW, "candidates": CANDIDATES}
+    found = {**params, **values, "window": FTS_WINDOW, "candidates": CANDIDATES, "rare": rare}
     rows = conn.execute(sql, found).fetchall()
-    ranked = [((_kind(kind, kinds), int(seq)), float(rel)) for kind, seq, rel, _ in rows]
-    return ranked, {int(row[1]) for row in rows if row[3]}
+    # ts_rank_cd knows no rarity: a record holding a distinctive word ranks above the others,
+    # as the rare terms weigh most in BM25 locally.
+    best = max((float(row[2]) for row in rows), default=0.0)
+    holding = set(rare)
+    ranked = [
+        ((_kind(kind, kinds), int(seq)), float(rel) + (best if int(seq) in holding else 0.0))
+        for kind, seq, rel, _ in rows
+    ]
+    distinctive = {key for key, _ in ranked if key[1] in holding}
+    return FullText(ranked, distinctive), {int(row[1]) for row in rows if row[3]}
+
+
+def _distinctive(
+    conn: psycopg.Connection[tuple[Any, ...]], values: dict[str, object], words: int
+) -> list[int]:
+    """The records holding one of the query's `words` that one record in DISTINCTIVE_SHARE
+    holds at most (one at least; the server's estimate of its size), under the filters: for
+    each word, `matching` asked for one record more than that, in one round trip."""
+    few = f"""greatest(1, floor(greatest(c.reltuples, 0) / {DISTINCTIVE_SHARE}))::int"""
+    holders = ", ".join(
+        f"ARRAY(SELECT claude_mem.matching(({_WORDS.format(n=n)}), NULL, few + 1, {_FILTER_ARGS}))"
+        for n in range(words)
+    )
+    row = conn.execute(
+        f"""SELECT few, {holders} FROM (SELECT {few} AS few FROM pg_class c
+                WHERE c.oid = 'claude_mem.records'::regclass) size""",
+        values,
+    ).fetchone()
+    if row is None:
+        return []
+    few_records, *held = row
+    return sorted({int(seq) for seqs in held if len(seqs) <= few_records for seq in seqs})
 
 
 def _vectors(
@@ -267,7 +305,7 @@ def search_team(
             _vector_settings(conn)
             vectors, also = _vectors(conn, vector, params, wanted)
             superseded |= also
-        scores = fuse(query, fulltext, vectors)
+        scores = fuse(query, fulltext.ranked, vectors, fulltext.distinctive)
         for key in scores:
             if key[0] == "observation" and key[1] in superseded:
                 scores[key] *= SUPERSEDED_WEIGHT
