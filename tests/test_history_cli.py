@@ -60,7 +60,7 @@ def test_import_reports_what_it_read_and_a_rerun_adds_nothing(repo: Repo) -> Non
         rows = db.read().execute("SELECT type, title FROM observations ORDER BY created_at")
         assert [tuple(row) for row in rows] == [
             ("feature", "Add the ledger"),
-            ("decision", "Fix rounding in post"),
+            ("bugfix", "Fix rounding in post"),
         ]
 
 
