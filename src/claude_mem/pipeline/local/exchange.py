@@ -14,7 +14,10 @@ story and reports of a problem state none; a pushback or a question back takes n
 The agreed words are the agent's restatement where it gives one (with its sentences that
 restate what the user said goes with the rule), else the user's. The agent may also settle a
 discussion itself ("Settled: <function> keys on <A> …") after the user chose or accepted: that
-statement is the rule when it speaks of what was discussed. Word lists only name the cues
+statement is the rule when it speaks of what was discussed. When the user leaves the choice to
+the agent ("Which backend?", "What format do you suggest?") and the agent makes it and acts on
+it, what it says now holds ("Settings live in shipkit.json …") is the rule: the user's question
+delegated it. Word lists only name the cues
 (acknowledgements, hedges, openers); the decision rests on who said what and what was said back.
 """
 
@@ -131,6 +134,14 @@ _TENTATIVE = word_pattern(
     r"|suggest\w*|propos\w*|compared to|impl(?:y|ies)|hmm+|for now"
 )
 _OPTION = re.compile(r"^(?:or|alternatively|otherwise)\b", _FLAGS)
+# A question that leaves a choice to the agent: what ought to be, not what is or why.
+_DELIBERATES = word_pattern(r"should|shall|suggest|recommend|propose|prefer|best|which")
+# The agent naming what it offers as its choice ("Proposal: …"): what follows is the choice.
+_CHOICE_LEAD = re.compile(
+    r"^\W*(?:proposal|recommendation|suggestion|my (?:pick|choice|proposal)|choice|decision)"
+    r"\s*[:—–-]\s*",
+    _FLAGS,
+)
 # The agent's reply: an acknowledgement first (taking a rule, or reporting work done), or a
 # pushback, or a settlement it states.
 _TAKING = (
@@ -261,7 +272,7 @@ def _statements(reply: str) -> list[Statement]:
     for number, sentence in enumerate(sentences(reply)):
         if sentence.endswith("?"):
             continue
-        lead = _ACK.match(sentence)
+        lead = _ACK.match(sentence) or _CHOICE_LEAD.match(sentence)
         text = sentence[lead.end() :] if lead else sentence
         if len(text.split()) >= MIN_WORDS:
             # Its own doing, or a hypothesis ("that would …"): not how things are.
@@ -357,6 +368,24 @@ def settlement(reply: str, discussion: str) -> str:
         if len(text.split()) >= MIN_WORDS and _shares(discussion, text):
             return _capital(text)
     return ""
+
+
+def leaves_choice(prompt: str) -> bool:
+    """The prompt asks the agent to choose ("Which backend?", "Where should the settings
+    live?"): a question of what ought to be, in a prompt that reports no problem."""
+    return not prompt_reports(prompt) and any(
+        sentence.endswith("?") and _DELIBERATES.search(sentence) for sentence in sentences(prompt)
+    )
+
+
+def chosen(reply: str, prompt: str) -> list[str]:
+    """The agent's choice, as it says it now holds: the reply's sentences that state how things
+    are (its own doing, hypotheses and questions left out) about what the `prompt` asked."""
+    return [
+        statement.text
+        for statement in _statements(reply)
+        if not statement.own and _shares(prompt, statement.text, 1)
+    ]
 
 
 def _shares(a: str, b: str, words: int = SIMILAR_SHARED) -> bool:
