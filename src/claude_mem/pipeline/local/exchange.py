@@ -11,8 +11,12 @@ total once") is one only when the agent acknowledges it and says it back as how 
 Questions, hesitations ("this feels like …"), options floated ("or we could …"), the user's
 story and reports of a problem state none; a pushback or a question back takes nothing.
 
+An instruction may also bound a request in its closing clause ("Switch the config to TOML, but
+don't break existing repos").
+
 The agreed words are the agent's restatement where it gives one (with its sentences that
-restate what the user said goes with the rule), else the user's. The agent may also settle a
+restate what the user said goes with the rule), else, for a rule it acted on without saying it
+back, what it says now holds about the prompt, then the user's words. The agent may also settle a
 discussion itself ("Settled: <function> keys on <A> …") after the user chose or accepted: that
 statement is the rule when it speaks of what was discussed. When the user leaves the choice to
 the agent ("Which backend?", "What format do you suggest?") and the agent makes it and acts on
@@ -115,6 +119,7 @@ _NARRATES = re.compile(r"^(?:i|i'm|i've|my|me|thanks|thank you)\b", _FLAGS)
 _HAPPENED = word_pattern(r"was|were|did|had|yesterday|last (?:night|week|time)|ago|this morning")
 _PLEASE = re.compile(r"^please\W+", _FLAGS)
 _CLAUSE = re.compile(r"\s*[:—–]\s*|\s+-\s+")
+_BUT = re.compile(r"[,;]\s+but\s+", _FLAGS)
 _WANTS = re.compile(r"^(?:i|we)(?:'d)? (?:want|need|prefer|like|rather)\b", _FLAGS)
 _STATES = re.compile(
     r"\b(?:is|are|should|must|needs? to|has to|have to|goes|belongs?)\b.*\b(?:once|twice|only"
@@ -190,7 +195,19 @@ class Rule:
 def user_rules(prompt: str, *, reports: bool) -> list[Rule]:
     """The prompt's sentences that set or correct a rule, each in the user's words (a
     correction's opener dropped). `reports`: see `prompt_reports`."""
-    return [rule for sentence in sentences(prompt) if (rule := _rule(sentence, reports))]
+    return [rule for sentence in sentences(prompt) if (rule := _sentence_rule(sentence, reports))]
+
+
+def _sentence_rule(sentence: str, reports: bool) -> Rule | None:
+    """The sentence's rule, or an instruction in its closing clause where the sentence is at
+    most a request: the limit the request is bounded by ("Switch the config to TOML, but don't
+    break existing repos")."""
+    rule = _rule(sentence, reports)
+    if rule is not None and rule.mood in (INSTRUCTS, STATES):
+        return rule
+    parts = _BUT.split(sentence, maxsplit=1)
+    limit = _rule(parts[1], reports) if len(parts) == 2 else None
+    return limit if limit is not None and limit.mood == INSTRUCTS else rule
 
 
 def _rule(sentence: str, reports: bool) -> Rule | None:
@@ -353,6 +370,10 @@ def agreed(reply: str, rules: list[Rule], prompt: str = "") -> list[str]:
         restating = [
             s for s in statements if s in restating or any(_similar(t, s.text) for t in told)
         ]
+    else:
+        # Taken without being said back (acted on): what the agent says now holds about the
+        # prompt is the rule as it was carried out.
+        restating = [s for s in statements if _shares(prompt, s.text, 1)]
     unsaid = [r.text for r in rules if not any(restates(s, r.text) for s in restating)]
     return list(dict.fromkeys([*(s.text for s in restating), *unsaid]))
 
