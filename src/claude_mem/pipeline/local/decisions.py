@@ -64,7 +64,7 @@ def decision(
     earlier = "\n".join(recent)
     taken = accepted(reply, rules, acted=worked) if rules else []
     if taken:
-        rule = " ".join(agreed(reply, taken, prompt))
+        rule = " ".join(agreed(reply, taken, prompt, acted=worked))
     elif not (prompt.endswith("?") or reports):
         # The user chose or accepted, and the agent states what was settled.
         rule = settlement(reply, f"{earlier}\n{prompt}")

@@ -351,12 +351,14 @@ def accepted(reply: str, rules: list[Rule], *, acted: bool) -> list[Rule]:
     return [rule for rule in rules if takes(rule)]
 
 
-def agreed(reply: str, rules: list[Rule], prompt: str = "") -> list[str]:
+def agreed(reply: str, rules: list[Rule], prompt: str = "", *, acted: bool = False) -> list[str]:
     """The rules as last agreed: the agent's sentences that restate them (its own doing left
     out), in the reply's order, then the user's words for a rule it did not restate. What
     follows the reply's opening acknowledgement restates a rule it shares a word with; a
     later sentence one it says most of, or most of another plain sentence of the `prompt`
-    that goes with the rule ("Never delete an invoice. Void it instead: …")."""
+    that goes with the rule ("Never delete an invoice. Void it instead: …"). When the agent
+    `acted` on the rules without saying them back, its sentences about the prompt say how they
+    were carried out."""
     statements = [statement for statement in _statements(reply) if not statement.own]
     told = [s for s in sentences(prompt) if not s.endswith("?") and not _hedged(s)]
 
@@ -370,8 +372,8 @@ def agreed(reply: str, rules: list[Rule], prompt: str = "") -> list[str]:
         restating = [
             s for s in statements if s in restating or any(_similar(t, s.text) for t in told)
         ]
-    else:
-        # Taken without being said back (acted on): what the agent says now holds about the
+    elif acted:
+        # Carried out without being said back: what the agent says now holds about the
         # prompt is the rule as it was carried out.
         restating = [s for s in statements if _shares(prompt, s.text, 1)]
     unsaid = [r.text for r in rules if not any(restates(s, r.text) for s in restating)]
