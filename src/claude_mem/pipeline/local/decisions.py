@@ -1,7 +1,8 @@
 """Rules agreed in conversation, kept as `decision` drafts (deterministic, no model).
 
-A turn holds a decision when the user sets or corrects a rule and the agent accepts it, or the
-agent states as settled a rule the user's discussion led to (`exchange` reads who said what).
+A turn holds a decision when the user sets or corrects a rule and the agent accepts it, the
+agent states as settled a rule the user's discussion led to, or the user leaves a choice to the
+agent and it makes it and acts on it (`exchange` reads who said what).
 A request for work, a question, a hesitation, an option floated or a bug report is not one.
 Tool events play no part: a chat-only turn can hold a decision, and a turn with tools can hold
 one beside its units. Across turns the discussion is one decision: `store.supersede` folds a
@@ -22,6 +23,8 @@ from collections.abc import Sequence
 from claude_mem.pipeline.local.exchange import (
     accepted,
     agreed,
+    chosen,
+    leaves_choice,
     prompt_reports,
     settlement,
     user_rules,
@@ -61,10 +64,13 @@ def decision(
     earlier = "\n".join(recent)
     taken = accepted(reply, rules, acted=worked) if rules else []
     if taken:
-        rule = " ".join(agreed(reply, taken, prompt))
+        rule = " ".join(agreed(reply, taken, prompt, acted=worked))
     elif not (prompt.endswith("?") or reports):
         # The user chose or accepted, and the agent states what was settled.
         rule = settlement(reply, f"{earlier}\n{prompt}")
+    elif worked and leaves_choice(prompt):
+        # The user left the choice to the agent, and it made it and acted on it.
+        rule = " ".join(chosen(reply, prompt))
     else:
         return None
     if not rule:

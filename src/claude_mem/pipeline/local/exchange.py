@@ -11,10 +11,17 @@ total once") is one only when the agent acknowledges it and says it back as how 
 Questions, hesitations ("this feels like …"), options floated ("or we could …"), the user's
 story and reports of a problem state none; a pushback or a question back takes nothing.
 
+An instruction may also bound a request in its closing clause ("Switch the config to TOML, but
+don't break existing repos").
+
 The agreed words are the agent's restatement where it gives one (with its sentences that
-restate what the user said goes with the rule), else the user's. The agent may also settle a
+restate what the user said goes with the rule), else, for a rule it acted on without saying it
+back, what it says now holds about the prompt, then the user's words. The agent may also settle a
 discussion itself ("Settled: <function> keys on <A> …") after the user chose or accepted: that
-statement is the rule when it speaks of what was discussed. Word lists only name the cues
+statement is the rule when it speaks of what was discussed. When the user leaves the choice to
+the agent ("Which backend?", "What format do you suggest?") and the agent makes it and acts on
+it, what it says now holds ("Settings live in shipkit.json …") is the rule: the user's question
+delegated it. Word lists only name the cues
 (acknowledgements, hedges, openers); the decision rests on who said what and what was said back.
 """
 
@@ -112,6 +119,7 @@ _NARRATES = re.compile(r"^(?:i|i'm|i've|my|me|thanks|thank you)\b", _FLAGS)
 _HAPPENED = word_pattern(r"was|were|did|had|yesterday|last (?:night|week|time)|ago|this morning")
 _PLEASE = re.compile(r"^please\W+", _FLAGS)
 _CLAUSE = re.compile(r"\s*[:—–]\s*|\s+-\s+")
+_BUT = re.compile(r"[,;]\s+but\s+", _FLAGS)
 _WANTS = re.compile(r"^(?:i|we)(?:'d)? (?:want|need|prefer|like|rather)\b", _FLAGS)
 _STATES = re.compile(
     r"\b(?:is|are|should|must|needs? to|has to|have to|goes|belongs?)\b.*\b(?:once|twice|only"
@@ -131,6 +139,14 @@ _TENTATIVE = word_pattern(
     r"|suggest\w*|propos\w*|compared to|impl(?:y|ies)|hmm+|for now"
 )
 _OPTION = re.compile(r"^(?:or|alternatively|otherwise)\b", _FLAGS)
+# A question that leaves a choice to the agent: what ought to be, not what is or why.
+_DELIBERATES = word_pattern(r"should|shall|suggest|recommend|propose|prefer|best|which")
+# The agent naming what it offers as its choice ("Proposal: …"): what follows is the choice.
+_CHOICE_LEAD = re.compile(
+    r"^\W*(?:proposal|recommendation|suggestion|my (?:pick|choice|proposal)|choice|decision)"
+    r"\s*[:—–-]\s*",
+    _FLAGS,
+)
 # The agent's reply: an acknowledgement first (taking a rule, or reporting work done), or a
 # pushback, or a settlement it states.
 _TAKING = (
@@ -179,7 +195,19 @@ class Rule:
 def user_rules(prompt: str, *, reports: bool) -> list[Rule]:
     """The prompt's sentences that set or correct a rule, each in the user's words (a
     correction's opener dropped). `reports`: see `prompt_reports`."""
-    return [rule for sentence in sentences(prompt) if (rule := _rule(sentence, reports))]
+    return [rule for sentence in sentences(prompt) if (rule := _sentence_rule(sentence, reports))]
+
+
+def _sentence_rule(sentence: str, reports: bool) -> Rule | None:
+    """The sentence's rule, or an instruction in its closing clause where the sentence is at
+    most a request: the limit the request is bounded by ("Switch the config to TOML, but don't
+    break existing repos")."""
+    rule = _rule(sentence, reports)
+    if rule is not None and rule.mood in (INSTRUCTS, STATES):
+        return rule
+    parts = _BUT.split(sentence, maxsplit=1)
+    limit = _rule(parts[1], reports) if len(parts) == 2 else None
+    return limit if limit is not None and limit.mood == INSTRUCTS else rule
 
 
 def _rule(sentence: str, reports: bool) -> Rule | None:
@@ -261,7 +289,7 @@ def _statements(reply: str) -> list[Statement]:
     for number, sentence in enumerate(sentences(reply)):
         if sentence.endswith("?"):
             continue
-        lead = _ACK.match(sentence)
+        lead = _ACK.match(sentence) or _CHOICE_LEAD.match(sentence)
         text = sentence[lead.end() :] if lead else sentence
         if len(text.split()) >= MIN_WORDS:
             # Its own doing, or a hypothesis ("that would …"): not how things are.
@@ -323,12 +351,14 @@ def accepted(reply: str, rules: list[Rule], *, acted: bool) -> list[Rule]:
     return [rule for rule in rules if takes(rule)]
 
 
-def agreed(reply: str, rules: list[Rule], prompt: str = "") -> list[str]:
+def agreed(reply: str, rules: list[Rule], prompt: str = "", *, acted: bool = False) -> list[str]:
     """The rules as last agreed: the agent's sentences that restate them (its own doing left
     out), in the reply's order, then the user's words for a rule it did not restate. What
     follows the reply's opening acknowledgement restates a rule it shares a word with; a
     later sentence one it says most of, or most of another plain sentence of the `prompt`
-    that goes with the rule ("Never delete an invoice. Void it instead: …")."""
+    that goes with the rule ("Never delete an invoice. Void it instead: …"). When the agent
+    `acted` on the rules without saying them back, its sentences about the prompt say how they
+    were carried out."""
     statements = [statement for statement in _statements(reply) if not statement.own]
     told = [s for s in sentences(prompt) if not s.endswith("?") and not _hedged(s)]
 
@@ -342,6 +372,10 @@ def agreed(reply: str, rules: list[Rule], prompt: str = "") -> list[str]:
         restating = [
             s for s in statements if s in restating or any(_similar(t, s.text) for t in told)
         ]
+    elif acted:
+        # Carried out without being said back: what the agent says now holds about the
+        # prompt is the rule as it was carried out.
+        restating = [s for s in statements if _shares(prompt, s.text, 1)]
     unsaid = [r.text for r in rules if not any(restates(s, r.text) for s in restating)]
     return list(dict.fromkeys([*(s.text for s in restating), *unsaid]))
 
@@ -357,6 +391,24 @@ def settlement(reply: str, discussion: str) -> str:
         if len(text.split()) >= MIN_WORDS and _shares(discussion, text):
             return _capital(text)
     return ""
+
+
+def leaves_choice(prompt: str) -> bool:
+    """The prompt asks the agent to choose ("Which backend?", "Where should the settings
+    live?"): a question of what ought to be, in a prompt that reports no problem."""
+    return not prompt_reports(prompt) and any(
+        sentence.endswith("?") and _DELIBERATES.search(sentence) for sentence in sentences(prompt)
+    )
+
+
+def chosen(reply: str, prompt: str) -> list[str]:
+    """The agent's choice, as it says it now holds: the reply's sentences that state how things
+    are (its own doing, hypotheses and questions left out) about what the `prompt` asked."""
+    return [
+        statement.text
+        for statement in _statements(reply)
+        if not statement.own and _shares(prompt, statement.text, 1)
+    ]
 
 
 def _shares(a: str, b: str, words: int = SIMILAR_SHARED) -> bool:
