@@ -37,7 +37,7 @@ _TITLE_PREFIX = 4 * TITLE_CHARS + 1
 # Full text prunes a query's terms by how many records hold them (see fulltext_ranked): a term
 # in more than RARE_MATCHES records is frequent (counting costs a walk of that many matches per
 # term), and BM25 ranks every match of the rare terms, rarest first while they number
-# RANKED_MATCHES at most (about 2 µs a match and phrase, bench/search_bench.py). A query of
+# RANKED_MATCHES at most (bench/search_bench.py times what a match costs). A query of
 # frequent terms alone is scored in windows of FTS_WINDOW: the most recent matches (the bench
 # measures what that costs in BM25 terms).
 RARE_MATCHES = 200
