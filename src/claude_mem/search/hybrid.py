@@ -19,8 +19,10 @@ a weaker answer than a finding). An observation a
 newer one superseded (`store.supersede`) scores `SUPERSEDED_WEIGHT` of that: still found,
 and labelled with its successor, but below every current record of comparable relevance,
 and below its successor whenever both are found (`newer_first`). Searched `as_of` a date,
-only what held then is found (`SearchFilters.as_of`), all of it current. Equal scores go to
-the newer record. Candidates are bounded,
+only what held then is found (`SearchFilters.as_of`), all of it current. A current decision
+ranks above the older records of other sessions on its subject (`rules_first`: an earlier
+discussion restating the stale rule). Equal scores go to the newer record. A hit whose text a
+better-ranked one already says is dropped (`distinct`). Candidates are bounded,
 so a page never reaches past the first few hundred.
 
 Vectors are optional: without an embedding source, or while its model is still loading
@@ -41,6 +43,8 @@ from operator import itemgetter
 from typing import Any, Literal, Protocol, cast
 
 from claude_mem import log
+from claude_mem.search.distinct import distinct, said
+from claude_mem.search.rules_first import rules_first
 from claude_mem.store import search_queries as sq
 from claude_mem.store.fulltext import clip_query, names_exact
 from claude_mem.store.search_queries import KIND_ORDER, KINDS, TITLE_CHARS, Kind, SearchFilters
@@ -213,10 +217,19 @@ class HybridSearcher:
         if filters.as_of is None:  # as of a date, all that is found held then
             observations = [record_id for kind, record_id in scores if kind == "observation"]
             newer_first(scores, sq.superseded(self.conn, observations))
+            shown = [key for key, _ in page_candidates(scores, offset + limit)]
+            rules_first(self.conn, scores, shown)
         mode: Mode = "hybrid" if vectors is not None else "fulltext"
         end = offset + limit
-        hits = self._hydrate(page_candidates(scores, end))
-        return SearchResult(sorted(hits, key=fused_order)[offset:end], mode, len(scores) > end)
+        wanted = end
+        while True:  # near-duplicates dropped (`distinct`), more candidates fill the page
+            ranked = page_candidates(scores, wanted)
+            hits = sorted(self._hydrate(ranked), key=fused_order)
+            hits = distinct(hits, said(self.conn, hits))
+            if len(hits) >= end or len(ranked) >= len(scores):
+                break
+            wanted *= 2
+        return SearchResult(hits[offset:end], mode, len(hits) > end or len(ranked) < len(scores))
 
     def timeline(
         self,
