@@ -175,3 +175,15 @@ def test_api_search_never_shows_the_same_text_twice(worker: RunningWorker) -> No
     assert len(hits) == 2
     assert "observation" in kinds
     assert {hit["id"] for hit in hits if hit["kind"] == "observation"} == {ids["unit"]}
+
+
+def test_the_same_words_about_two_files_read_as_one_hit(data_dir: Path) -> None:
+    db = Database()
+    s1, s2 = session(db, "s-1"), session(db, "s-2")
+    for sid, name in ((s1, "cache"), (s2, "upload")):
+        observation(db, sid, type="refactor", title="Moved 86400 into `SECONDS_PER_DAY`.",
+                    subtitle=f"in src/{name}.py", files_modified=[f"src/{name}.py"],
+                    facts=[f"Edited src/{name}.py"], created_at=T0 + len(name))  # fmt: skip
+    hits = HybridSearcher(db).search("SECONDS_PER_DAY").hits
+    assert len(hits) == 1
+    assert hits[0].files == ["src/upload.py"]  # the newer of two equal matches

@@ -2,7 +2,8 @@
 
 A prompt asked again, the summary whose request repeats it, a finding stored twice: records
 whose words are near-identical (word-set Jaccard >= `NEAR_DUPLICATE`) would fill a page with
-one piece of knowledge. After ranking, each such record is dropped when a better-ranked hit
+one piece of knowledge (two chores alike in two files read the same: the hit names its
+files). After ranking, each such record is dropped when a better-ranked hit
 already says it, so the best of them stays (the first in the fused order: the more relevant,
 then the newer) and every distinct record keeps its place. A superseded observation and its
 successor are never collapsed into one: what changed between them is the point (`as_of`).
@@ -28,15 +29,15 @@ if TYPE_CHECKING:
 NEAR_DUPLICATE = 0.9  # word-set Jaccard from which two records say the same thing
 _WORD = re.compile(r"\w+")
 _TEXT = {
-    "observation": ("title", "subtitle", "narrative"),  # its facts are evidence, not prose
+    "observation": ("title", "narrative"),  # subtitle, facts and files say where, not what
     "summary": ("request", "investigated", "learned", "completed", "next_steps", "notes"),
     "prompt": ("text",),
 }
 
 
 def record_text(kind: str, row: dict[str, Any]) -> str:
-    """What a record says: an observation's title, subtitle and narrative, a summary's
-    fields, a prompt's text."""
+    """What a record says: an observation's title and narrative, a summary's fields, a
+    prompt's text."""
     return " ".join(str(row[field]) for field in _TEXT[kind] if row.get(field))
 
 
