@@ -187,3 +187,20 @@ def test_the_same_words_about_two_files_read_as_one_hit(data_dir: Path) -> None:
     hits = HybridSearcher(db).search("SECONDS_PER_DAY").hits
     assert len(hits) == 1
     assert hits[0].files == ["src/upload.py"]  # the newer of two equal matches
+
+
+def test_a_session_left_out_hides_no_copy_of_another(data_dir: Path) -> None:
+    db = Database()
+    ids = _repeated(db)
+    asking = session(db, "s-now")
+    with db.write() as conn:  # the question asked again, now: the newest, best copy of all
+        request = "Why does the nightly zebra import fail on empty files?"
+        insert_summary(conn, Summary(session_id=asking, project="proj", request=request,
+                                     created_at=T0 + 2 * DAY))  # fmt: skip
+    query = "nightly zebra import fail on empty files"
+    everyone = HybridSearcher(db).search(query).hits
+    assert [h.session_id for h in everyone if h.kind != "observation"] == [asking]
+    others = HybridSearcher(db).search(query, besides=asking).hits
+    assert asking not in {h.session_id for h in others}
+    copies = {("prompt", ids["first"]), ("prompt", ids["again"]), ("summary", ids["summary"])}
+    assert len({(h.kind, h.id) for h in others} & copies) == 1

@@ -194,15 +194,18 @@ class HybridSearcher:
         kinds: Iterable[Kind] = KINDS,
         limit: int = 20,
         offset: int = 0,
+        besides: int | None = None,
     ) -> SearchResult:
-        """The page [offset, offset + limit) of the fused ranking; never raises on any text."""
+        """The page [offset, offset + limit) of the fused ranking; never raises on any text.
+        `besides`: a session whose records are left out before near-duplicates are dropped
+        (prompt-time injection's own session: its copy must not hide another's)."""
         limit, offset = max(1, limit), max(0, offset)
         query = clip_query(query)  # both halves see the same, bounded text
         wanted = filters.kinds(kinds)
         if not query.strip():
-            found = self._recent(wanted, filters, limit, offset)
+            found = self._recent(wanted, filters, limit, offset, besides=besides)
         else:
-            found = self._ranked(wanted, query, filters, limit, offset)
+            found = self._ranked(wanted, query, filters, limit, offset, besides=besides)
         if filters.as_of is None:
             return found
         # As of a date, what held then is current: a later successor is not shown.
@@ -210,7 +213,14 @@ class HybridSearcher:
         return replace(found, hits=hits)
 
     def _ranked(
-        self, kinds: Sequence[Kind], query: str, filters: SearchFilters, limit: int, offset: int
+        self,
+        kinds: Sequence[Kind],
+        query: str,
+        filters: SearchFilters,
+        limit: int,
+        offset: int,
+        *,
+        besides: int | None,
     ) -> SearchResult:
         fulltext, vectors = self._sources(kinds, query, filters)
         scores = fuse(query, fulltext, vectors)
@@ -225,6 +235,7 @@ class HybridSearcher:
         while True:  # near-duplicates dropped (`distinct`), more candidates fill the page
             ranked = page_candidates(scores, wanted)
             hits = sorted(self._hydrate(ranked), key=fused_order)
+            hits = [hit for hit in hits if hit.session_id != besides]
             hits = distinct(hits, said(self.conn, hits))
             if len(hits) >= end or len(ranked) >= len(scores):
                 break
@@ -363,11 +374,18 @@ class HybridSearcher:
             return []
 
     def _recent(
-        self, kinds: Sequence[Kind], filters: SearchFilters, limit: int, offset: int
+        self,
+        kinds: Sequence[Kind],
+        filters: SearchFilters,
+        limit: int,
+        offset: int,
+        *,
+        besides: int | None,
     ) -> SearchResult:
         end = offset + limit
         rows = [row for kind in kinds for row in sq.newest(self.conn, kind, filters, end + 1)]
-        hits = sorted((index_hit(r) for r in rows), key=_order, reverse=True)
+        mine = [r for r in rows if r["session_id"] != besides]
+        hits = sorted((index_hit(r) for r in mine), key=_order, reverse=True)
         return SearchResult(hits[offset:end], "recent", len(hits) > end)
 
     def _hydrate(self, ranked: list[tuple[tuple[Kind, int], float]]) -> list[Hit]:
