@@ -198,10 +198,10 @@ def test_broken_vector_side_falls_back_to_fulltext(fx: Fixture) -> None:
 
 
 def test_recency_breaks_ties_and_pages_are_consistent(fx: Fixture) -> None:
-    # The same text in two sessions scores the same: the newer record comes first.
+    # Two records of one length matching alike score the same: the newer comes first.
     s3 = session(fx.db, "s-3", project="proj")
     old = observation(fx.db, fx.s1, title="Flaky zebra test", created_at=T0 + 10)
-    new = observation(fx.db, s3, title="Flaky zebra test", created_at=T0 + 20)
+    new = observation(fx.db, s3, title="Slow zebra build", created_at=T0 + 20)
     hits = fx.searcher().search("zebra").hits
     assert [h.id for h in hits] == [new, old]
     assert hits[0].score == hits[1].score

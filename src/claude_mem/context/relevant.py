@@ -84,8 +84,8 @@ def relevant(
     budget: int,
 ) -> Injection:
     """The injection for `prompt`: at most `limit` items within `budget` tokens."""
-    result = searcher.search(prompt, filters, kinds=KINDS, limit=CANDIDATES)
-    hits = [h for h in result.hits if h.session_id != own_session and h.label[1:] not in given]
+    result = searcher.search(prompt, filters, kinds=KINDS, limit=CANDIDATES, besides=own_session)
+    hits = [h for h in result.hits if h.label[1:] not in given]
     rows = _rows(conn, hits)
     hits = [h for h in hits if (h.kind, h.id) in rows and not _superseded(rows[(h.kind, h.id)])]
     close = _close(searcher, prompt, hits)

@@ -21,8 +21,10 @@ a weaker answer than a finding). An observation a
 newer one superseded (`store.supersede`) scores `SUPERSEDED_WEIGHT` of that: still found,
 and labelled with its successor, but below every current record of comparable relevance,
 and below its successor whenever both are found (`newer_first`). Searched `as_of` a date,
-only what held then is found (`SearchFilters.as_of`), all of it current. Equal scores go to
-the newer record. Candidates are bounded,
+only what held then is found (`SearchFilters.as_of`), all of it current. A current decision
+ranks above the older records of other sessions on its subject (`rules_first`: an earlier
+discussion restating the stale rule). Equal scores go to the newer record. A hit whose text a
+better-ranked one already says is dropped (`distinct`). Candidates are bounded,
 so a page never reaches past the first few hundred.
 
 Vectors are optional: without an embedding source, or while its model is still loading
@@ -43,6 +45,8 @@ from operator import itemgetter
 from typing import Any, Literal, NamedTuple, Protocol, cast
 
 from claude_mem import log
+from claude_mem.search.distinct import distinct, said
+from claude_mem.search.rules_first import rules_first
 from claude_mem.store import search_queries as sq
 from claude_mem.store.fulltext import clip_query, names_exact
 from claude_mem.store.search_queries import KIND_ORDER, KINDS, TITLE_CHARS, Kind, SearchFilters
@@ -201,15 +205,18 @@ class HybridSearcher:
         kinds: Iterable[Kind] = KINDS,
         limit: int = 20,
         offset: int = 0,
+        besides: int | None = None,
     ) -> SearchResult:
-        """The page [offset, offset + limit) of the fused ranking; never raises on any text."""
+        """The page [offset, offset + limit) of the fused ranking; never raises on any text.
+        `besides`: a session whose records are left out before near-duplicates are dropped
+        (prompt-time injection's own session: its copy must not hide another's)."""
         limit, offset = max(1, limit), max(0, offset)
         query = clip_query(query)  # both halves see the same, bounded text
         wanted = filters.kinds(kinds)
         if not query.strip():
-            found = self._recent(wanted, filters, limit, offset)
+            found = self._recent(wanted, filters, limit, offset, besides=besides)
         else:
-            found = self._ranked(wanted, query, filters, limit, offset)
+            found = self._ranked(wanted, query, filters, limit, offset, besides=besides)
         if filters.as_of is None:
             return found
         # As of a date, what held then is current: a later successor is not shown.
@@ -217,17 +224,34 @@ class HybridSearcher:
         return replace(found, hits=hits)
 
     def _ranked(
-        self, kinds: Sequence[Kind], query: str, filters: SearchFilters, limit: int, offset: int
+        self,
+        kinds: Sequence[Kind],
+        query: str,
+        filters: SearchFilters,
+        limit: int,
+        offset: int,
+        *,
+        besides: int | None,
     ) -> SearchResult:
         fulltext, vectors = self._sources(kinds, query, filters)
         scores = fuse(query, fulltext.ranked, vectors, fulltext.distinctive)
         if filters.as_of is None:  # as of a date, all that is found held then
             observations = [record_id for kind, record_id in scores if kind == "observation"]
             newer_first(scores, sq.superseded(self.conn, observations))
+            shown = [key for key, _ in page_candidates(scores, offset + limit)]
+            rules_first(self.conn, scores, shown)
         mode: Mode = "hybrid" if vectors is not None else "fulltext"
         end = offset + limit
-        hits = self._hydrate(page_candidates(scores, end))
-        return SearchResult(sorted(hits, key=fused_order)[offset:end], mode, len(scores) > end)
+        wanted = end
+        while True:  # near-duplicates dropped (`distinct`), more candidates fill the page
+            ranked = page_candidates(scores, wanted)
+            hits = sorted(self._hydrate(ranked), key=fused_order)
+            hits = [hit for hit in hits if hit.session_id != besides]
+            hits = distinct(hits, said(self.conn, hits))
+            if len(hits) >= end or len(ranked) >= len(scores):
+                break
+            wanted *= 2
+        return SearchResult(hits[offset:end], mode, len(hits) > end or len(ranked) < len(scores))
 
     def timeline(
         self,
@@ -360,11 +384,18 @@ class HybridSearcher:
             return []
 
     def _recent(
-        self, kinds: Sequence[Kind], filters: SearchFilters, limit: int, offset: int
+        self,
+        kinds: Sequence[Kind],
+        filters: SearchFilters,
+        limit: int,
+        offset: int,
+        *,
+        besides: int | None,
     ) -> SearchResult:
         end = offset + limit
         rows = [row for kind in kinds for row in sq.newest(self.conn, kind, filters, end + 1)]
-        hits = sorted((index_hit(r) for r in rows), key=_order, reverse=True)
+        mine = [r for r in rows if r["session_id"] != besides]
+        hits = sorted((index_hit(r) for r in mine), key=_order, reverse=True)
         return SearchResult(hits[offset:end], "recent", len(hits) > end)
 
     def _hydrate(self, ranked: list[tuple[tuple[Kind, int], float]]) -> list[Hit]:

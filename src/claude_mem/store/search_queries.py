@@ -472,3 +472,14 @@ def around(
                 (*params, *bound, after),
             ))  # fmt: skip
     return earlier, later
+
+
+def current_decisions(conn: sqlite3.Connection, ids: list[int]) -> list[int]:
+    """The observations among `ids` typed decision that nothing superseded (`rules_first`)."""
+    found: list[int] = []
+    for start in range(0, len(ids), 500):
+        chunk = tuple(ids[start : start + 500])
+        sql = f"""SELECT id FROM observations WHERE type = 'decision'
+                  AND superseded_by IS NULL AND id IN ({_marks(chunk)})"""
+        found += [row[0] for row in conn.execute(sql, chunk)]
+    return found
