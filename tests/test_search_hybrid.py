@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -434,6 +435,28 @@ def test_index_text_is_one_table_in_ranked_order_with_dates_and_files(fx: Fixtur
         assert cells[1] == time.strftime("%Y-%m-%d %H:%M", time.gmtime(hit.time / 1000))
         assert cells[4] == (", ".join(hit.files) or "-")
     assert "lib/conf/loader.py" in "\n".join(lines)  # the other project's hit, days later
+
+
+def test_index_text_names_a_teammates_author_and_a_team_servers_ids(fx: Fixture) -> None:
+    """An Author column appears once a hit is a teammate's; a team server's hits are `T12`,
+    the id `claude-mem show` opens, never `#12` (which names a record of this memory)."""
+    result = fx.searcher().search("config")
+    first, *rest = result.hits
+    theirs = replace(result, hits=[replace(first, author="alice"), *rest])
+    lines = index_text("config", theirs).splitlines()
+    assert "| ID | Date (UTC) | Type | Title | Author | Files | Tokens |" in lines
+    row = next(line for line in lines if line.startswith(f"| {first.label} |"))
+    assert row.split(" | ")[4] == "alice"
+    assert all(line.split(" | ")[4] == "-" for line in lines if line.startswith("| #")
+               and line is not row)  # fmt: skip
+    team = index_text("config", theirs, team=True).splitlines()
+    assert [line.split(" | ")[0] for line in team if line.startswith("| T")] == [
+        f"| T{hit.id}" for hit in result.hits
+    ]
+    assert not [line for line in team if line.startswith("| #")]
+    assert "claude-mem show T12" in team[-1]
+    solo = index_text("config", result).splitlines()
+    assert "| ID | Date (UTC) | Type | Title | Files | Tokens |" in solo
 
 
 LONG_REQUEST = " ".join(["Investigate why the nightly config loader rejects values"] * 6)

@@ -361,6 +361,9 @@ def test_the_search_route_answers_from_the_team_server(
     assert (hit["title"], hit["author"], hit["project"]) == (RETRY.title, alice.role, "shop")
     assert hit["origin_id"].startswith("m1/observation/")
     assert RETRY.title in body["text"]
+    row = next(line for line in body["text"].splitlines() if RETRY.title in line)
+    assert row.startswith(f"| T{hit['id']} |")  # what `claude-mem show` opens
+    assert f"| {alice.role} |" in row
     wrong = team_worker.client.get("/api/search", params={"scope": "team", "session_id": 1})
     assert wrong.status_code == 400
 

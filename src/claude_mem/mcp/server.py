@@ -32,12 +32,12 @@ SEARCH = """\
 Search past work (observations, session summaries, prompts) in persistent memory. \
 Use this FIRST whenever earlier sessions might help: "how did we fix X", "why is Y like \
 this", "what changed in file Z", before re-investigating something. Returns a compact \
-index, one table row per hit, best first: id, date (UTC), type, title, files, token cost \
-to fetch. Then call timeline(anchor=id) for context or get_observations(ids) for the few \
-hits that matter; never fetch everything. Plain words, paths and identifiers are all \
-searched literally. \
-A newer decision on the same subject supersedes an older one and ranks first; as_of=DATE \
-answers with what held on that date."""
+index, one table row per hit, best first: id, date (UTC), type, title, a teammate's \
+record's author, files, token cost to fetch. Then call timeline(anchor=id) for context \
+or get_observations(ids) for the few hits that matter; never fetch everything. Plain \
+words, paths and identifiers are all searched literally. A newer decision on the same \
+subject supersedes an older one and ranks first; as_of=DATE answers with what held on \
+that date."""
 
 TIMELINE = """\
 Show what happened just before and after one point in memory, in time order. Use it \

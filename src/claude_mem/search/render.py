@@ -2,8 +2,10 @@
 column, the files each hit touched) and a timeline (in time order, a heading per day).
 
 Times are UTC, like the session-start context. Record labels are `#12` (observation),
-`#S12` (summary) and `#P12` (prompt); `timeline` accepts the same labels as anchors. A commit
-read from the project's git history says so in its type (`decision · history a1b2c3d`).
+`#S12` (summary) and `#P12` (prompt); `timeline` accepts the same labels as anchors. A record
+on the team server (a `scope=team` search) is `T12`, as `claude-mem search --team` prints it
+and `claude-mem show` opens it; a teammate's record has its author in a column of its own. A
+commit read from the project's git history says so in its type (`decision · history a1b2c3d`).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from claude_mem.vocabulary import shown_type
 QUERY_SHOWN = 80  # characters of the query echoed back
 FILES_CHARS = 120  # the files cell of a search hit
 HEADER = "| ID | Time | Type | Title | Tokens |"
-INDEX_HEADER = ("| ID | Date (UTC) | Type | Title | Files | Tokens |",
-                "|---|---|---|---|---|---|")  # fmt: skip
+INDEX_COLUMNS = ("ID", "Date (UTC)", "Type", "Title", "Files", "Tokens")
+AUTHOR = "Author"  # a column only when a hit is a teammate's
+TEAM_NOTE = ("T-ids are records on the team server: `claude-mem show T12` prints one whole "
+             "(timeline and get_observations read this memory only).")  # fmt: skip
 MODE_NOTE = {
     "hybrid": "full text + semantic",
     "fulltext": "full text only",
@@ -74,19 +78,30 @@ def _table(hits: Iterable[Hit], anchor: Hit | None = None) -> list[str]:
     return lines
 
 
-def _index_table(hits: Iterable[Hit]) -> list[str]:
+def _index_table(hits: list[Hit], team: bool) -> list[str]:
     """One table, a row per hit in ranked order: its date is a column, not a heading, since
-    ranked hits are not in time order."""
-    rows = [
-        f"| {hit.label} | {_date(hit.time)} | {shown_type(hit.type, hit.source, hit.commit)} "
-        f"| {_title(hit)} | {_files(hit)} | ~{hit.token_cost} |"
-        for hit in hits
-    ]
-    return ["", *INDEX_HEADER, *rows]
+    ranked hits are not in time order; a teammate's record names its author."""
+    authors = any(hit.author for hit in hits)
+    columns = [*INDEX_COLUMNS[:4], *([AUTHOR] if authors else []), *INDEX_COLUMNS[4:]]
+    rows = []
+    for hit in hits:
+        cells = [
+            f"T{hit.id}" if team else hit.label,
+            _date(hit.time),
+            shown_type(hit.type, hit.source, hit.commit),
+            _title(hit),
+            *([_cell(hit.author or "") or "-"] if authors else []),
+            _files(hit),
+            f"~{hit.token_cost}",
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    header = "| " + " | ".join(columns) + " |"
+    return ["", header, "|" + "---|" * len(columns), *rows]
 
 
-def index_text(query: str, result: SearchResult, offset: int = 0) -> str:
-    """The search index: one table row per hit, in ranked order."""
+def index_text(query: str, result: SearchResult, offset: int = 0, *, team: bool = False) -> str:
+    """The search index: one table row per hit, in ranked order; `team`: the hits are the
+    team server's records."""
     shown = _cell(shorten(query, QUERY_SHOWN))
     if not result.hits:
         return f'No results for "{shown}" ({MODE_NOTE[result.mode]}).'
@@ -94,9 +109,11 @@ def index_text(query: str, result: SearchResult, offset: int = 0) -> str:
         f'Found {counted(len(result.hits), "result")} for "{shown}" ({MODE_NOTE[result.mode]})'
         + (f", from #{offset + 1}" if offset else "")
         + ("; more with a higher offset" if result.has_more else ""),
-        *_index_table(result.hits),
+        *_index_table(result.hits, team),
         "",
-        "Next: timeline(anchor=ID) for what happened around a hit; "
+        TEAM_NOTE
+        if team
+        else "Next: timeline(anchor=ID) for what happened around a hit; "
         "get_observations([IDs]) for full records.",
     ]
     return "\n".join(lines)

@@ -176,7 +176,9 @@ def search(call: Call) -> SearchResponse:
         has_more=result.has_more,
         offset=q.offset,
         limit=q.limit,
-        text=index_text(query, result, q.offset) if q.format == "text" else None,
+        text=index_text(query, result, q.offset, team=q.scope == "team")
+        if q.format == "text"
+        else None,
     )
 
 
