@@ -221,6 +221,14 @@ def drained(viewer: Viewer, at_least: int) -> list[dict[str, Any]]:
 # --- tests ------------------------------------------------------------------------------------
 
 
+def hook_observations(viewer: Viewer, session: str) -> list[dict[str, Any]]:
+    """The hook project's observations, after one turn of `session` when there are none yet:
+    the tests that make them may have run on another xdist worker, with its own viewer."""
+    if not drained(viewer, 0):
+        post_tool_use(viewer, session, 1)
+    return drained(viewer, 1)
+
+
 def test_first_paint_with_10k_observations_and_no_console_errors(
     viewer: Viewer, errors: list[str]
 ) -> None:
@@ -307,7 +315,7 @@ def test_resume_after_a_break_misses_nothing_and_repeats_nothing(
     assert gone is not None
     page.get_by_role("button", name="Pause live").click()
     expect(page.locator("#live-state")).to_have_text("Paused")
-    before = {o["id"] for o in drained(viewer, 1)}
+    before = {o["id"] for o in hook_observations(viewer, "resume-0")}
     for n in (2, 3, 4):
         post_tool_use(viewer, "resume-1", n)
     created = [o for o in drained(viewer, len(before) + 3) if o["id"] not in before]
@@ -336,6 +344,7 @@ def shown(page: Page, what: str = ".project") -> list[str]:
 
 
 def test_filters_and_search_narrow_the_feed(viewer: Viewer, errors: list[str]) -> None:
+    hook_observations(viewer, "filters-1")
     page = viewer.page()
     cards = page.locator("#feed .card")
     expect(cards.first).to_be_visible()
@@ -392,7 +401,7 @@ def test_date_filters_use_the_browsers_own_calendar(viewer: Viewer, errors: list
 
 
 def test_observation_detail_session_view_and_delete(viewer: Viewer, errors: list[str]) -> None:
-    observation = drained(viewer, 1)[0]
+    observation = hook_observations(viewer, "detail-1")[0]
     session_id = observation["session_id"]
     session = viewer.api("GET", f"/api/sessions/{session_id}")
     keys = [f"prompt:{p['id']}" for p in session["prompts"]]
