@@ -30,21 +30,37 @@ def rules_first(conn: sqlite3.Connection, scores: Scores, shown: list[tuple[Kind
     """Lift, in `scores`, each current decision found to the best score among the `shown`
     keys (those a page can hold, best first) that are older records of its subject."""
     found = [record_id for kind, record_id in scores if kind == "observation"]
-    decisions: list[tuple[Kind, int]] = [
-        ("observation", i) for i in sq.current_decisions(conn, found)
-    ]
+    decisions = sq.current_decisions(conn, found)
     if not decisions:
         return
-    rows = rows_of(conn, {*shown, *decisions})
-    words = {key: set(content_words(record_text(key[0], row))) for key, row in rows.items()}
-    for rule in sorted((d for d in decisions if d in rows), key=lambda d: _time(rows[d])):
-        lifted = [
-            scores[key]
+    rows = rows_of(conn, set(shown))
+    # Whole rows and stemmed words only where a lift is possible: stemming every candidate
+    # cost more than the search itself.
+    words: dict[tuple[Kind, int], set[str]] = {}
+
+    def words_of(key: tuple[Kind, int]) -> set[str]:
+        if key not in words:
+            words[key] = set(content_words(record_text(key[0], rows[key])))
+        return words[key]
+
+    for rule_id, (session_id, created_at) in sorted(decisions.items(), key=lambda d: d[1][1]):
+        rule: tuple[Kind, int] = ("observation", rule_id)
+        older = [
+            key
             for key in shown
             if key in rows
             and scores[key] > scores[rule]
-            and _before(rows[key], rows[rule])
-            and on_subject(words[rule], words[key])
+            and int(rows[key]["session_id"]) != session_id  # a session refines its own rule
+            and _time(rows[key]) < created_at
+        ]
+        if not older:
+            continue
+        if rule not in rows:
+            rows.update(rows_of(conn, {rule}))
+        lifted = [
+            scores[key]
+            for key in older
+            if rule in rows and on_subject(words_of(rule), words_of(key))
         ]
         if lifted:
             scores[rule] = max(lifted)
@@ -53,11 +69,6 @@ def rules_first(conn: sqlite3.Connection, scores: Scores, shown: list[tuple[Kind
 def on_subject(rule: set[str], other: set[str]) -> bool:
     """Whether a record's content words are about what a rule's are."""
     return len(rule & other) >= SHARED and overlap(rule, other) >= OVERLAP
-
-
-def _before(row: dict[str, Any], rule: dict[str, Any]) -> bool:
-    """An older record of another session (a session refines its own rule)."""
-    return row["session_id"] != rule["session_id"] and _time(row) < _time(rule)
 
 
 def _time(row: dict[str, Any]) -> int:

@@ -474,12 +474,13 @@ def around(
     return earlier, later
 
 
-def current_decisions(conn: sqlite3.Connection, ids: list[int]) -> list[int]:
-    """The observations among `ids` typed decision that nothing superseded (`rules_first`)."""
-    found: list[int] = []
+def current_decisions(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[int, int]]:
+    """The observations among `ids` typed decision that nothing superseded, each with its
+    session and time (`rules_first` reads the whole row only where those allow a lift)."""
+    found: dict[int, tuple[int, int]] = {}
     for start in range(0, len(ids), 500):
         chunk = tuple(ids[start : start + 500])
-        sql = f"""SELECT id FROM observations WHERE type = 'decision'
+        sql = f"""SELECT id, session_id, created_at FROM observations WHERE type = 'decision'
                   AND superseded_by IS NULL AND id IN ({_marks(chunk)})"""
-        found += [row[0] for row in conn.execute(sql, chunk)]
+        found.update((row[0], (row[1], row[2])) for row in conn.execute(sql, chunk))
     return found
