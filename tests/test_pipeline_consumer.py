@@ -22,7 +22,7 @@ from claude_mem.pipeline.providers.base import (
 from claude_mem.store import Database
 from claude_mem.store import queue as queue_store
 from tests.llm_mocks import answer, anthropic_mock
-from tests.worker_fixtures import RunningWorker, running_worker
+from tests.worker_fixtures import RunningWorker, running_worker, wait_drained
 
 
 class Scripted:
@@ -82,16 +82,6 @@ def send_session(worker: RunningWorker, host: str = "s1", events: int = 3, first
             "tool_input": {"file_path": f"/w/proj/src/mod{n}.py", "old_string": "a",
                            "new_string": "b"},
             "tool_response": {"success": True}}).raise_for_status()  # fmt: skip
-
-
-def wait_drained(worker: RunningWorker, timeout: float = 15) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        queue = worker.client.get("/api/stats").json()["queue"]
-        if queue["pending"] == 0 and queue["processing"] == 0:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"queue not drained: {queue}")
 
 
 def configure(worker: RunningWorker, **values: object) -> None:

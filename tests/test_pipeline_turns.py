@@ -30,8 +30,8 @@ from claude_mem.worker import lifecycle
 from claude_mem.worker.client import WorkerUnavailable, request
 from tests.net import free_port
 from tests.polling import wait_until
-from tests.test_pipeline_consumer import configure, scripted, use, wait_drained
-from tests.worker_fixtures import RunningWorker, running_worker
+from tests.test_pipeline_consumer import configure, scripted, use
+from tests.worker_fixtures import RunningWorker, running_worker, wait_drained
 from tests.worker_process import run_cli
 
 __all__ = ["scripted"]  # the fixture, used by name

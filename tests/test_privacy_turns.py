@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claude_mem.pipeline import consumer
-from tests.test_pipeline_consumer import configure, wait_drained
+from tests.test_pipeline_consumer import configure
 from tests.test_privacy_store import hidden
-from tests.worker_fixtures import RunningWorker, running_worker
+from tests.worker_fixtures import RunningWorker, running_worker, wait_drained
 
 CWD = "/w/proj"
 _sessions = itertools.count()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from claude_mem.pipeline.providers.base import (
     SummaryInput,
     ToolEvent,
 )
-from tests.worker_fixtures import RunningWorker, running_worker
+from tests.worker_fixtures import RunningWorker, running_worker, wait_drained
 
 HOST, CWD = "chat-1", "/w/ledger"
 ROWS = "The exporter reads the ledger through `LedgerReader.rows()`, which pages by 500 entries."
@@ -50,16 +49,6 @@ def worker(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningW
         yield running
 
 
-def drained(worker: RunningWorker, timeout: float = 15) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        queue = worker.client.get("/api/stats").json()["queue"]
-        if queue["pending"] == 0 and queue["processing"] == 0:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"queue not drained: {queue}")
-
-
 def turn(worker: RunningWorker, prompt: str, reply: str) -> None:
     """One chat turn as the hooks send it: the prompt, then the Stop with the reply."""
     client = worker.client
@@ -68,7 +57,7 @@ def turn(worker: RunningWorker, prompt: str, reply: str) -> None:
     client.post(
         "/api/sessions/summarize", json={**body, "last_assistant_message": reply}
     ).raise_for_status()
-    drained(worker)
+    wait_drained(worker)
 
 
 def summaries(worker: RunningWorker) -> list[dict[str, object]]:
@@ -116,7 +105,7 @@ def test_a_four_turn_chat_is_one_summary_holding_every_turn_once(worker: Running
     # A Stop the session sends again adds nothing.
     body = {"host_session_id": HOST, "cwd": CWD, "last_assistant_message": "Done."}
     worker.client.post("/api/sessions/summarize", json=body).raise_for_status()
-    drained(worker)
+    wait_drained(worker)
     assert [s["id"] for s in summaries(worker)] == [current["id"]]
 
 

@@ -17,11 +17,11 @@ from claude_mem.pipeline import consumer
 from claude_mem.team import pg
 from tests.polling import wait_until
 from tests.team_pg import TeamDatabase
-from tests.test_pipeline_consumer import configure, wait_drained
+from tests.test_pipeline_consumer import configure
 from tests.test_privacy_store import hidden
 from tests.test_privacy_turns import replay
 from tests.test_team_sync import add_member
-from tests.worker_fixtures import RunningWorker, running_worker
+from tests.worker_fixtures import RunningWorker, running_worker, wait_drained
 
 _runs = itertools.count()
 UNSHARED_WORD = "quokkaunsharedword"

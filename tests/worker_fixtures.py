@@ -83,3 +83,15 @@ def running_worker(ready: bool = True) -> Iterator[RunningWorker]:
             yield worker
         finally:
             worker.client.close()
+
+
+def wait_drained(worker: RunningWorker, timeout: float = 15) -> None:
+    """Until the worker's queue holds nothing pending or processing (AssertionError after
+    `timeout` seconds, naming what is left)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        queue = worker.client.get("/api/stats").json()["queue"]
+        if queue["pending"] == 0 and queue["processing"] == 0:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"queue not drained: {queue}")
