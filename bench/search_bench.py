@@ -76,7 +76,7 @@ from claude_mem.store import Database
 from claude_mem.store import vectors as vector_store
 from claude_mem.store.fulltext import match_expression
 from claude_mem.store.observations import insert_observation
-from claude_mem.store.search_queries import FTS_WINDOW, KINDS, SearchFilters, fulltext_ranked
+from claude_mem.store.search_queries import FTS_WINDOW, KINDS, SearchFilters, fulltext_matches
 from claude_mem.store.sessions import ensure_session
 from claude_mem.worker.client import request
 from stats import percentile
@@ -262,8 +262,10 @@ def bm25_kept(conn) -> tuple[float, float]:
     top 20's when every match is scored: what the window costs in full-text ranking."""
     shares = []
     for query in QUERIES:
-        every = fulltext_ranked(conn, "observation", query, SearchFilters(), 20, window=10**9)
-        windowed = fulltext_ranked(conn, "observation", query, SearchFilters(), 20)
+        every = fulltext_matches(
+            conn, "observation", query, SearchFilters(), 20, window=10**9
+        ).ranked
+        windowed = fulltext_matches(conn, "observation", query, SearchFilters(), 20).ranked
         if every:
             shares.append(sum(s for _, s in windowed) / sum(s for _, s in every))
     return statistics.mean(shares), min(shares)

@@ -9,7 +9,7 @@ from pathlib import Path
 from claude_mem.records import Summary
 from claude_mem.search.hybrid import HybridSearcher
 from claude_mem.store import Database
-from claude_mem.store.search_queries import SearchFilters, fulltext_ranked
+from claude_mem.store.search_queries import SearchFilters, fulltext_matches
 from claude_mem.store.sessions import add_prompt
 from claude_mem.store.summaries import insert_summary
 from claude_mem.store.supersede import settle
@@ -75,10 +75,10 @@ def test_a_decision_ranks_above_the_older_session_that_restates_the_stale_rule(
     conn = db.read()
     # By its words the stale session answers best: its summary and unit outscore the rule.
     best = {
-        kind: fulltext_ranked(conn, kind, QUESTION, SearchFilters())[0][1]
+        kind: fulltext_matches(conn, kind, QUESTION, SearchFilters()).ranked[0][1]
         for kind in ("observation", "summary")
     }
-    by_obs = dict(fulltext_ranked(conn, "observation", QUESTION, SearchFilters()))
+    by_obs = dict(fulltext_matches(conn, "observation", QUESTION, SearchFilters()).ranked)
     assert best["summary"] > by_obs[ids["decision"]]
     assert by_obs[ids["unit"]] > by_obs[ids["decision"]]
     hits = HybridSearcher(db).search(QUESTION).hits

@@ -556,9 +556,9 @@ def test_superseded_rows_rank_below_current_ones_and_name_their_successor(
 
 
 def sq_fulltext(db: Database, query: str) -> list[int]:
-    from claude_mem.store.search_queries import fulltext_ranked
+    from claude_mem.store.search_queries import fulltext_matches
 
-    return [i for i, _ in fulltext_ranked(db.read(), "observation", query, SearchFilters())]
+    return [i for i, _ in fulltext_matches(db.read(), "observation", query, SearchFilters()).ranked]
 
 
 def test_filters_after_an_exact_ranking_give_the_filtered_ranking(data_dir: Path) -> None:

@@ -17,7 +17,7 @@ from claude_mem.store.fulltext import (
     search_observations,
 )
 from claude_mem.store.observations import insert_observation
-from claude_mem.store.search_queries import SearchFilters, fulltext_ranked
+from claude_mem.store.search_queries import SearchFilters, fulltext_matches
 from tests.store_helpers import observation, session
 
 
@@ -65,7 +65,9 @@ def test_queries_without_words_or_unmatched_return_empty(db: Database, query: st
 )  # fmt: skip
 def test_hostile_queries_are_searched_as_text(db: Database, query: str) -> None:
     hits = {h["id"] for h in search_observations(db.read(), query)}
-    assert hits == {i for i, _ in fulltext_ranked(db.read(), "observation", query, SearchFilters())}
+    assert hits == {
+        i for i, _ in fulltext_matches(db.read(), "observation", query, SearchFilters()).ranked
+    }
 
 
 def test_any_term_ranks_and_project_filter(db: Database) -> None:
@@ -113,7 +115,7 @@ def test_rows_with_more_of_the_terms_rank_higher(data_dir: Path) -> None:
     observation(database, sid, title="Unrelated cache note")
     query = "webhook retry backoff delay"
     assert [h["id"] for h in search_observations(database.read(), query)] == [every, two, one]
-    ranked = fulltext_ranked(database.read(), "observation", query, SearchFilters())
+    ranked = fulltext_matches(database.read(), "observation", query, SearchFilters()).ranked
     assert [i for i, _ in ranked] == [every, two, one]
     assert ranked[0][1] > ranked[1][1] > ranked[2][1]
 
@@ -125,7 +127,7 @@ def test_stop_words_do_not_count(data_dir: Path) -> None:
     target = observation(database, sid, title="Stampede when a hot key expires")
     conn = database.read()
     assert search_observations(conn, "the and of it is in") == []
-    assert fulltext_ranked(conn, "observation", "What is the", SearchFilters()) == []
+    assert fulltext_matches(conn, "observation", "What is the", SearchFilters()).ranked == []
     # Only the word that counts matches: the stop words find no other row.
     assert [h["id"] for h in search_observations(conn, "what is the stampede")] == [target]
     # Inside a quoted phrase they are kept.
@@ -169,9 +171,9 @@ def test_a_frequent_term_never_pushes_out_a_row_with_every_term(data_dir: Path) 
     for i in range(10):
         observation(database, sid, title=f"cache note {i}")
     # Both terms frequent (in more than `rare` records): scored in windows.
-    ranked = fulltext_ranked(
+    ranked = fulltext_matches(
         database.read(), "observation", "cache stampede", SearchFilters(), 3, window=5, rare=0
-    )
+    ).ranked
     assert ranked[0][0] == old
     assert len(ranked) == 3
 
@@ -184,9 +186,9 @@ def test_rows_with_every_term_are_scored_beyond_the_first_window(data_dir: Path)
     for i in range(3):
         observation(database, sid, title=f"cache note {i}")
     new = [observation(database, sid, title=f"{title} again ({i})") for i in range(2)]
-    ranked = fulltext_ranked(
+    ranked = fulltext_matches(
         database.read(), "observation", "cache stampede", SearchFilters(), 5, window=5, rare=0
-    )
+    ).ranked
     # Both terms frequent, so scored in windows: the newest five matches (`new`, the notes),
     # then the five newest holding both terms older than those; the shorter `old` titles
     # rank first, newest first.
@@ -201,10 +203,12 @@ def test_a_row_with_every_exact_part_is_found_past_the_window(data_dir: Path) ->
     newer = [observation(database, sid, title=f"parse_config_value note {i}") for i in range(6)]
     query = "parse_config_value src/conf/loader.py"
     conn = database.read()
-    ranked = fulltext_ranked(conn, "observation", query, SearchFilters(), 4, window=4)
+    ranked = fulltext_matches(conn, "observation", query, SearchFilters(), 4, window=4).ranked
     # Scored by the pass over rows with both parts, on the same scale as the newest matches.
     assert [i for i, _ in ranked] == [old, *reversed(newer[-3:])]
-    unbounded = dict(fulltext_ranked(conn, "observation", query, SearchFilters(), 10, window=10))
+    unbounded = dict(
+        fulltext_matches(conn, "observation", query, SearchFilters(), 10, window=10).ranked
+    )
     assert all(score == pytest.approx(unbounded[i]) for i, score in ranked)
 
 
@@ -231,7 +235,9 @@ def test_a_query_of_frequent_terms_alone_ranks_the_most_recent_matches(data_dir:
     ) -> list[int]:
         # rare=0: every term counts as frequent (in more than 0 records).
         filters = filters or SearchFilters()
-        found = fulltext_ranked(conn, "observation", query, filters, limit, window=window, rare=0)
+        found = fulltext_matches(
+            conn, "observation", query, filters, limit, window=window, rare=0
+        ).ranked
         return [i for i, _ in found]
 
     assert sorted(ranked("cache", 100, 100)) == ids
@@ -254,12 +260,14 @@ def test_a_rare_term_ranks_every_match_and_the_frequent_ones_follow(data_dir: Pa
     conn = database.read()
     # `7` is in one record, `cache` and `note` in more than `rare`: the rare term's record
     # ranks first, the frequent terms' newest matches follow it unscored.
-    found = fulltext_ranked(conn, "observation", "cache note 7", SearchFilters(), 6, rare=10)
+    found = fulltext_matches(
+        conn, "observation", "cache note 7", SearchFilters(), 6, rare=10
+    ).ranked
     assert found[0][0] == ids[7]
     assert found[0][1] > 0
     assert found[1:] == [(i, 0.0) for i in reversed(ids[-5:])]
     # Everything rare (a small store): BM25 over every match of every term, as FTS5 ranks it.
-    every = fulltext_ranked(conn, "observation", "cache note 7", SearchFilters(), 40)
+    every = fulltext_matches(conn, "observation", "cache note 7", SearchFilters(), 40).ranked
     assert every[0][0] == ids[7]
     assert sorted(i for i, _ in every) == ids
 
@@ -292,7 +300,7 @@ def test_an_old_record_with_the_rare_words_outranks_a_thousand_newer_common_ones
         "list, open the file."
     )
     assert len(report.split()) >= 60
-    found = fulltext_ranked(database.read(), "observation", report, SearchFilters(), 20)
+    found = fulltext_matches(database.read(), "observation", report, SearchFilters(), 20).ranked
     assert found[0][0] == old
     assert len(found) == 20
 
@@ -350,9 +358,9 @@ def test_equal_relevance_ranks_the_newer_record_first_across_both_passes(
     # One distinct word each (no two records alike), the same length: the same BM25 score.
     both = [observation(database, sid, title=f"cache stampede v{i}") for i in range(4)]
     newest = [observation(database, sid, title=f"cache stampede w{i}") for i in range(3)]
-    ranked = fulltext_ranked(
+    ranked = fulltext_matches(
         database.read(), "observation", "cache stampede", SearchFilters(), 10, window=3
-    )
+    ).ranked
     # The window holds the newest three, the all-terms pass the older four: all score the
     # same, so the order is the records' own, newest first, whichever pass scored them.
     assert [i for i, _ in ranked] == [*reversed(newest), *reversed(both)]

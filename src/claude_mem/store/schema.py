@@ -266,7 +266,7 @@ END;
 
 # Full-text search under filters walks matches newest first and tests each one's columns; this
 # covering index answers project, date, type and session tests without reading the (large)
-# observation row (bench/search_bench.py; search_queries.fulltext_ranked uses it by name).
+# observation row (bench/search_bench.py; search_queries.fulltext_matches uses it by name).
 SEARCH_FILTERS = """
 CREATE INDEX idx_observations_search_filters
     ON observations (id, project, created_at, type, session_id);

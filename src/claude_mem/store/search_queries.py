@@ -34,7 +34,7 @@ TITLE_CHARS = 160
 # Summary and prompt titles are read as a prefix this long; `claude_mem.text.shorten` cuts them
 # to TITLE_CHARS at a word boundary (search.hybrid), the same for every client.
 _TITLE_PREFIX = 4 * TITLE_CHARS + 1
-# Full text prunes a query's terms by how many records hold them (see fulltext_ranked): a term
+# Full text prunes a query's terms by how many records hold them (see fulltext_matches): a term
 # in more than RARE_MATCHES records is frequent (counting costs a walk of that many matches per
 # term), and BM25 ranks every match of the rare terms, rarest first while they number
 # RANKED_MATCHES at most (bench/search_bench.py times what a match costs). A query of
@@ -168,21 +168,6 @@ def _from(kind: Kind, needs_session: bool) -> str:
 class FullTextMatches(NamedTuple):
     ranked: list[tuple[int, float]]  # (id, BM25 relevance, higher is better), best first
     distinctive: frozenset[int]  # the ids among them holding a distinctive term
-
-
-def fulltext_ranked(
-    conn: sqlite3.Connection,
-    kind: Kind,
-    query: str,
-    filters: SearchFilters,
-    limit: int = 200,
-    *,
-    window: int | None = None,
-    rare: int = RARE_MATCHES,
-) -> list[tuple[int, float]]:
-    """(id, BM25 relevance, higher is better) of `kind` records that `query` finds under
-    `filters`, best first: `fulltext_matches`'s ranking."""
-    return fulltext_matches(conn, kind, query, filters, limit, window=window, rare=rare).ranked
 
 
 def fulltext_matches(

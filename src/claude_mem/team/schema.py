@@ -244,7 +244,7 @@ _RECORD_WINDOWS = f"""\
 # itself, as the schema's owner, under the read policy's own conditions (the caller's team,
 # its shared projects: `_TEAM`, `_SHARED`) and the filters, so it returns nothing its caller
 # could not read, and only seqs: the member's own statement reads and ranks those rows under
-# row-level security. As local search (`search_queries.fulltext_ranked`): the newest `lim`
+# row-level security. As local search (`search_queries.fulltext_matches`): the newest `lim`
 # holding any word, then, if that window is full and `all_words` is given, the newest `lim`
 # holding every word older than it (the newer ones were in it). EXECUTE: each statement is
 # planned for its values, so an unset filter costs nothing.
