@@ -12,7 +12,7 @@ candidates; a candidate is injected only with evidence of its own that it is abo
 A fused rank says only which candidate is best, never whether any is good, so an unrelated
 prompt gets nothing. Also never injected: the session's own records (the agent has them), what
 the session was already given (`given`), superseded observations, a record that says what one
-already chosen says (word-set Jaccard >= `NEAR_DUPLICATE`: a prompt asked five times, the
+already chosen says (`search.distinct.near_identical`: a prompt asked five times, the
 summary that repeats it), and a sentence an earlier item gave. Each item is one or two lines:
 label, type — a commit's says `history a1b2c3d` —, title; then the knowledge itself, in the
 record's own words: a decision's rule (its narrative as stored), a finding's key sentence
@@ -34,10 +34,9 @@ from typing import Any
 
 from claude_mem.context.budget import CHARS_PER_TOKEN, tokens
 from claude_mem.pipeline.local.words import all_sentences
+from claude_mem.search import distinct
 from claude_mem.search.hybrid import Hit, HybridSearcher, Mode, similar
-from claude_mem.store.context_queries import records
-from claude_mem.store.search_queries import KINDS, TABLES, SearchFilters
-from claude_mem.subjects import jaccard
+from claude_mem.store.search_queries import KINDS, SearchFilters
 from claude_mem.text import STOPWORDS, one_line, shorten
 from claude_mem.vocabulary import commit_fact, shown_type
 
@@ -46,7 +45,6 @@ TERM_SHARE = 0.5
 TITLE_CHARS = 120
 MIN_BODY_CHARS = 40  # less room than this for a record's knowledge: its title alone
 ITEM_CHARS = 200  # an item's smallest share: fewer items rather than bare titles
-NEAR_DUPLICATE = 0.9  # word-set Jaccard from which a record says what one injected says
 HEADER = "## Relevant past work"
 FOOTER = "Full records: get_observations([IDs])."
 _ENDINGS = ("ing", "ed", "es", "s")
@@ -86,7 +84,7 @@ def relevant(
     """The injection for `prompt`: at most `limit` items within `budget` tokens."""
     result = searcher.search(prompt, filters, kinds=KINDS, limit=CANDIDATES, besides=own_session)
     hits = [h for h in result.hits if h.label[1:] not in given]
-    rows = _rows(conn, hits)
+    rows = distinct.rows_of(conn, ((hit.kind, hit.id) for hit in hits))
     hits = [h for h in hits if (h.kind, h.id) in rows and not _superseded(rows[(h.kind, h.id)])]
     close = _close(searcher, prompt, hits)
     wanted = terms(prompt)
@@ -101,9 +99,9 @@ def relevant(
         if (hit.kind, hit.id) not in close and not _shares_terms(wanted, _text(hit.kind, row)):
             continue
         item = _item(hit, row, wanted)
-        if any(jaccard(item.words, earlier) >= NEAR_DUPLICATE for earlier in said):
+        if any(distinct.near_identical(item.words, earlier) for earlier in said):
             continue  # the same words again (a prompt asked twice, a summary repeating it)
-        said += [_words(item.title), _words(item.body)]
+        said += [distinct.words(item.title), distinct.words(item.body)]
         sentences = all_sentences([item.body])
         fresh = [line for line in sentences if line.lower() not in told]
         told.update(line.lower() for line in sentences)
@@ -115,14 +113,6 @@ def relevant(
             return Injection(text, labels, result.mode)
         chosen.pop()  # headings alone overflow a tiny budget: fewer items
     return Injection("", [], result.mode)
-
-
-def _rows(conn: sqlite3.Connection, hits: list[Hit]) -> dict[tuple[str, int], dict[str, Any]]:
-    found: dict[tuple[str, int], dict[str, Any]] = {}
-    for kind in KINDS:
-        ids = [h.id for h in hits if h.kind == kind]
-        found.update(((kind, i), row) for i, row in records(conn, TABLES[kind], ids).items())
-    return found
 
 
 def _superseded(row: dict[str, Any]) -> bool:
@@ -181,11 +171,7 @@ class Item:
     @property
     def words(self) -> set[str]:
         """What the record says, to compare with the others: its body, or its title alone."""
-        return _words(self.body or self.title)
-
-
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"\w+", text.lower()))
+        return distinct.words(self.body or self.title)
 
 
 def _item(hit: Hit, row: dict[str, Any], wanted: set[str]) -> Item:

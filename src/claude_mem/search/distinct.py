@@ -55,10 +55,20 @@ def rows_of(
     }
 
 
+def words(text: str) -> set[str]:
+    """The lower-cased words of `text`, as near-duplicates are compared."""
+    return set(_WORD.findall(text.lower()))
+
+
+def near_identical(mine: set[str], theirs: set[str]) -> bool:
+    """Whether two records' words say the same thing (search pages and injection alike)."""
+    return jaccard(mine, theirs) >= NEAR_DUPLICATE
+
+
 def said(conn: sqlite3.Connection, hits: Iterable[Hit]) -> dict[tuple[str, int], set[str]]:
     """The lower-cased words of each hit's record, by (kind, id)."""
     rows = rows_of(conn, ((hit.kind, hit.id) for hit in hits))
-    return {key: set(_WORD.findall(record_text(key[0], row).lower())) for key, row in rows.items()}
+    return {key: words(record_text(key[0], row)) for key, row in rows.items()}
 
 
 def distinct(hits: Sequence[Hit], texts: dict[tuple[str, int], set[str]]) -> list[Hit]:
@@ -67,8 +77,7 @@ def distinct(hits: Sequence[Hit], texts: dict[tuple[str, int], set[str]]) -> lis
     for hit in hits:
         mine = texts.get((hit.kind, hit.id))
         if mine and any(
-            jaccard(mine, theirs) >= NEAR_DUPLICATE and not _amends(hit, other)
-            for other, theirs in kept
+            near_identical(mine, theirs) and not _amends(hit, other) for other, theirs in kept
         ):
             continue
         kept.append((hit, mine or set()))
