@@ -22,6 +22,7 @@ from claude_mem.store.db import open_database
 from claude_mem.store.observations import delete_observation, get_observation, insert_observation
 from claude_mem.store.supersede import settle
 from claude_mem.worker import client, lifecycle
+from tests.polling import wait_until
 from tests.store_helpers import found, session
 from tests.test_mcp_server import text_of, with_session
 from tests.worker_process import Env, worker_env
@@ -121,6 +122,8 @@ def test_as_of_through_a_real_worker_the_cli_and_mcp(env: Env, tmp_path: Path) -
         old, new = _seed(db)
     env.vars["CLAUDE_MEM_EMBEDDING_MODEL"] = "none"  # full text: the same ranking every run
     env.start()
+    # `worker start` returns once the socket answers; the store opens just after (two phases).
+    assert wait_until(lambda: lifecycle.ready_with_token() is not None, timeout=60)
     worker = lifecycle.ready_with_token()
     assert worker is not None
     running, token = worker
